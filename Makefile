@@ -1,0 +1,135 @@
+# tracekit: build, test, install.
+#
+# Sources are found by globbing, so adding a file to lib/<concern>/,
+# tests/unit/<concern>/, tests/runtime/ or tools/ needs no edit here:
+#   lib/**/*.cpp              -> build/libtracekit.a
+#   tools/<tool>.cpp          -> linked into build/bin/tracekit (multi-call),
+#                                build/bin/<tool> is a symlink to it
+#   tests/unit/**/*_test.cpp  -> build/tests/unit_tests     (GoogleTest, no root)
+#   tests/runtime/*_test.cpp  -> build/tests/runtime_tests  (GoogleTest, root)
+#   tests/workloads/*.c       -> build/workloads/<name>
+#   bench/*.cpp               -> build/bench/<name>         (Google Benchmark)
+#
+# V=1 shows the full commands.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BINDIR  ?= $(PREFIX)/bin
+MANDIR  ?= $(PREFIX)/share/man
+CXX     ?= g++
+CC      ?= gcc
+BUILD   ?= build
+
+V ?= 0
+ifeq ($(V),1)
+Q :=
+else
+Q := @
+endif
+
+WARN      := -Wall -Wextra -Werror
+CPPFLAGS  += -Ilib -MMD -MP
+CXXFLAGS  ?= -O2 -g
+CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
+LDLIBS    := -lboost_program_options -ldw -lelf -lpthread
+TEST_LIBS := -lgtest -lgmock -lpthread
+
+LIB_SRCS     := $(shell find lib -name '*.cpp' 2>/dev/null | sort)
+LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+TOOL_SRCS    := $(filter-out tools/tracekit.cpp,$(wildcard tools/*.cpp))
+TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
+TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o)
+UNIT_SRCS    := $(shell find tests/unit -name '*.cpp' 2>/dev/null | sort)
+UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
+RT_SRCS      := $(shell find tests/runtime -name '*.cpp' 2>/dev/null | sort)
+RT_OBJS      := $(RT_SRCS:%.cpp=$(BUILD)/obj/%.o)
+WL_SRCS      := $(wildcard tests/workloads/*.c)
+WORKLOADS    := $(WL_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
+BENCH_SRCS   := $(wildcard bench/*.cpp)
+BENCHES      := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/bench/%)
+
+LIBTRACEKIT  := $(BUILD)/libtracekit.a
+MULTICALL    := $(BUILD)/bin/tracekit
+TOOL_LINKS   := $(TOOLS:%=$(BUILD)/bin/%)
+
+.PHONY: all deps check check-unit check-runtime bench demo install clean tests workloads
+
+all: $(MULTICALL) $(TOOL_LINKS)
+
+deps:
+	$(Q)scripts/install-deps
+
+# Every object needs the packages' headers: deps runs first (order-only, so it
+# never forces a rebuild).
+$(BUILD)/obj/%.o: %.cpp | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+$(LIBTRACEKIT): $(LIB_OBJS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(MULTICALL): $(BUILD)/obj/tools/tracekit.o $(TOOL_OBJS) $(LIBTRACEKIT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
+
+$(TOOL_LINKS): $(MULTICALL)
+	$(Q)ln -sf tracekit $@
+
+# Workloads: small programs with known behaviour. No inlining and frame
+# pointers everywhere, so the functions under test appear in user stacks.
+$(BUILD)/workloads/%: tests/workloads/%.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+		-Wall -Wextra -Werror -o $@ $< -lpthread
+
+workloads: $(WORKLOADS)
+
+$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(LIBTRACEKIT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) -o $@ $^ -lgtest_main $(TEST_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/runtime_tests: $(RT_OBJS) $(LIBTRACEKIT)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CXXFLAGS) -o $@ $^ -lgtest_main $(TEST_LIBS) $(LDLIBS)
+
+tests: all workloads $(BUILD)/tests/unit_tests $(BUILD)/tests/runtime_tests
+
+check-unit: $(BUILD)/tests/unit_tests
+	$(Q)scripts/check unit
+
+check-runtime: tests
+	$(Q)scripts/check runtime
+
+# All tiers; the last line is the combined "check: N passed, N failed".
+check: tests
+	$(Q)scripts/check all
+
+$(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  BENCH   $<")
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(LIBTRACEKIT) \
+		$$(pkg-config --libs absl_flat_hash_map) -lbenchmark -lpthread $(LDLIBS)
+
+bench: $(BENCHES)
+	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+
+demo: all workloads
+	$(Q)scripts/demo
+
+install: all
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	install -m 0755 $(MULTICALL) $(DESTDIR)$(BINDIR)/tracekit
+	for t in $(TOOLS); do ln -sf tracekit $(DESTDIR)$(BINDIR)/$$t; done
+	for m in man/man8/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man8/; done; true
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,37 @@
+// Ending a run: SIGINT, SIGTERM, SIGHUP and SIGPIPE set a flag (and interrupt
+// blocking calls: no SA_RESTART) so that the main loop ends normally and
+// destructors undo what the run created in the kernel.
+#pragma once
+
+#include <chrono>
+#include <optional>
+
+namespace tracekit::cli {
+
+// Installs the handlers. Idempotent.
+void install_stop_handlers();
+// True once one of the signals arrived (or request_stop() was called).
+bool stop_requested();
+// The first signal that arrived, 0 if none. A summary tool prints its
+// summary unless this is SIGPIPE.
+int stop_signal();
+// Sets the flag as if a signal had arrived (tests, internal errors).
+void request_stop(int sig = 0);
+// True when stdout is a pipe or socket whose reader has gone (POLLERR /
+// POLLHUP on fd 1): streaming tools stop then, as if on SIGPIPE.
+bool stdout_closed();
+
+// A deadline from an optional duration in seconds (nullopt: none).
+class Deadline {
+ public:
+  explicit Deadline(std::optional<double> seconds);
+  bool expired() const;
+  // Milliseconds a poll may wait: min(max_ms, time left), never negative;
+  // max_ms when there is no deadline.
+  int poll_timeout_ms(int max_ms) const;
+
+ private:
+  std::optional<std::chrono::steady_clock::time_point> end_;
+};
+
+}  // namespace tracekit::cli

@@ -1,0 +1,75 @@
+// Renderers for stack reports: bcc's multi-line format and the folded format
+// of flame graphs. Input is resolved records (names already looked up);
+// output goes to any std::ostream, so every format is tested as text.
+//
+// Multi-line, one record (profile, offcputime):
+//     kernel_leaf            <- frame_indent spaces, leaf first
+//     kernel_root
+//     --                     <- only with delimiter, when both sides present
+//     user_leaf
+//     user_root
+//     -                comm (pid)     <- "%-16s %s (%d)" after the indent
+//         5                  <- value, indent + 4 spaces
+//     <blank line>
+//
+// Folded, one line per record:
+//   comm;user_root;...;user_leaf;-;kernel_root;...;kernel_leaf VALUE
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace tracekit::output {
+
+struct Frame {
+  uint64_t addr = 0;
+  std::string name;  // empty: unresolved, printed as "[unknown]"
+  uint64_t offset = 0;
+};
+
+enum class StackState {
+  kAbsent,   // not collected (user side under -K): prints nothing
+  kMissed,   // collected but lost (table full): prints the "missed" marker
+  kPresent,  // frames below (possibly empty)
+};
+
+struct Stack {
+  StackState state = StackState::kAbsent;
+  std::vector<Frame> frames;  // leaf first
+};
+
+struct Record {
+  std::string comm;
+  int64_t pid = -1;  // printed in the process line / folded prefix
+  Stack kernel;
+  Stack user;
+  uint64_t value = 0;
+};
+
+struct Style {
+  int frame_indent = 4;          // stackcount uses 2
+  bool process_line = true;      // multi-line: the "-  comm (pid)" line
+  bool folded_comm = true;       // folded: start the line with comm
+  bool delimiter = false;        // -d: "--" / "-" between kernel and user
+  bool annotate_kernel = false;  // -a: "_[k]" after kernel frame names
+  bool addresses = false;        // -v: address "%-16x " before each frame (multi-line)
+  bool offsets = false;          // -s: "+0x1f" after resolved names
+  std::string missed_kernel = "[Missed Kernel Stack]";
+  std::string missed_user = "[Missed User Stack]";
+};
+
+// Sorts records by value, ascending (stable: equal values keep their order),
+// so that the largest is printed last, as bcc does.
+void sort_by_value(std::vector<Record>& records);
+
+// Writes records in the order given.
+void render_multiline(std::ostream& out, const std::vector<Record>& records, const Style& style);
+void render_folded(std::ostream& out, const std::vector<Record>& records, const Style& style);
+
+// One frame's text: name (or "[unknown]"), "+0xoff" with offsets, "_[k]" for
+// annotated kernel frames. Shared by renderers and line-per-event tools.
+std::string frame_text(const Frame& f, bool kernel, const Style& style);
+
+}  // namespace tracekit::output

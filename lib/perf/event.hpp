@@ -1,0 +1,50 @@
+// perf_event_open and the file descriptors it returns.
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace tracekit::perf {
+
+// Owns one perf event file descriptor; closes it on destruction.
+class Fd {
+ public:
+  Fd() = default;
+  explicit Fd(int fd) : fd_(fd) {}
+  Fd(Fd&& o) noexcept : fd_(o.release()) {}
+  Fd& operator=(Fd&& o) noexcept;
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  ~Fd();
+
+  int get() const { return fd_; }
+  int release() {
+    int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  bool valid() const { return fd_ >= 0; }
+
+ private:
+  int fd_ = -1;
+};
+
+// perf_event_open(2) with PERF_FLAG_FD_CLOEXEC. attr.size is filled in.
+// On failure the Error carries errno and a hint for the common causes:
+// EACCES/EPERM (not root / perf_event_paranoid), ENOENT/EOPNOTSUPP/ENODEV
+// (event not supported by this kernel), EOVERFLOW (sample_max_stack above
+// /proc/sys/kernel/perf_event_max_stack), ESRCH (no such process).
+Result<Fd> open_event(perf_event_attr attr, pid_t pid, int cpu, int group_fd = -1);
+
+// CPUs that are online now (/sys/devices/system/cpu/online).
+Result<std::vector<int>> online_cpus();
+
+// /proc/sys/kernel/perf_event_max_stack (127 when the file is missing).
+int max_stack();
+
+}  // namespace tracekit::perf

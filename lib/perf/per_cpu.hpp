@@ -1,0 +1,62 @@
+// One perf event per CPU, each with its own ring, read together: the shape
+// every sampling tool uses (profile: cpu-clock; offcputime: sched_switch).
+#pragma once
+
+#include <linux/perf_event.h>
+#include <sys/types.h>
+
+#include <span>
+#include <string>
+#include <vector>
+
+#include "perf/event.hpp"
+#include "perf/ring.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::perf {
+
+class PerCpuEvents {
+ public:
+  // Opens attr on every CPU in cpus (for pid, -1 = all processes) and maps a
+  // ring of ring_pages data pages for each. The events start disabled when
+  // attr.disabled is set. Error: the first failure, naming the CPU.
+  static Result<PerCpuEvents> open(const perf_event_attr& attr, const std::vector<int>& cpus,
+                                   pid_t pid = -1, size_t ring_pages = 64);
+
+  PerCpuEvents(PerCpuEvents&&) noexcept = default;
+  PerCpuEvents& operator=(PerCpuEvents&&) noexcept = default;
+
+  Status enable();
+  Status disable();
+  // PERF_EVENT_IOC_SET_FILTER on every event (tracepoint filters).
+  Status set_filter(const std::string& filter);
+
+  // Blocks until a ring has data to read, a signal arrives, or timeout_ms
+  // passes (-1: no timeout). Returns false when interrupted by a signal.
+  bool wait(int timeout_ms);
+
+  // Drains every ring: fn(int cpu, const perf_event_header&,
+  // std::span<const uint8_t> record). Returns the number of records.
+  template <class Fn>
+  size_t drain(Fn&& fn) {
+    size_t n = 0;
+    for (size_t i = 0; i < rings_.size(); ++i) {
+      int cpu = cpus_[i];
+      n += rings_[i].drain(
+          [&](const perf_event_header& h, std::span<const uint8_t> r) { fn(cpu, h, r); });
+    }
+    return n;
+  }
+
+  // Records the kernel could not write (sum of PERF_RECORD_LOST).
+  uint64_t lost() const;
+  const std::vector<int>& cpus() const { return cpus_; }
+
+ private:
+  PerCpuEvents() = default;
+  std::vector<int> cpus_;
+  std::vector<Fd> fds_;
+  std::vector<Ring> rings_;
+};
+
+}  // namespace tracekit::perf

@@ -1,0 +1,88 @@
+// The mmap'ed ring of one perf event: a control page followed by 2^n data
+// pages. The kernel writes records and advances data_head; we read them and
+// advance data_tail. A record may wrap the end of the data area; such a record
+// is copied into a scratch buffer so callers always see contiguous bytes.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace tracekit::perf {
+
+class Ring {
+ public:
+  // Maps fd with data_pages pages of data (rounded up to a power of two).
+  // Error: mmap's errno (EPERM usually means perf_event_mlock_kb is too low).
+  static Result<Ring> map(int fd, size_t data_pages);
+
+  Ring(Ring&&) noexcept;
+  Ring& operator=(Ring&&) noexcept;
+  Ring(const Ring&) = delete;
+  Ring& operator=(const Ring&) = delete;
+  ~Ring();
+
+  // Calls fn(const perf_event_header&, std::span<const uint8_t> record) for
+  // every record available now (the span covers the whole record, header
+  // included, and is valid only during the call), then releases the space to
+  // the kernel. PERF_RECORD_LOST records are counted into lost() and also
+  // passed to fn. Returns how many records were read.
+  template <class Fn>
+  size_t drain(Fn&& fn);
+
+  bool empty() const;
+  uint64_t lost() const { return lost_; }
+
+ private:
+  Ring() = default;
+  uint64_t load_head() const;
+  void store_tail(uint64_t tail);
+  void note_lost(std::span<const uint8_t> record);
+
+  void* base_ = nullptr;
+  size_t map_size_ = 0;
+  const uint8_t* data_ = nullptr;
+  uint64_t data_size_ = 0;  // power of two
+  uint64_t lost_ = 0;
+  std::vector<uint8_t> scratch_;
+};
+
+template <class Fn>
+size_t Ring::drain(Fn&& fn) {
+  if (base_ == nullptr) return 0;
+  uint64_t head = load_head();
+  auto* meta = static_cast<perf_event_mmap_page*>(base_);
+  uint64_t tail = meta->data_tail;
+  size_t n = 0;
+  while (tail < head) {
+    uint64_t off = tail & (data_size_ - 1);
+    perf_event_header hdr;
+    // The header itself may straddle the end.
+    for (size_t i = 0; i < sizeof hdr; ++i)
+      reinterpret_cast<uint8_t*>(&hdr)[i] = data_[(off + i) & (data_size_ - 1)];
+    if (hdr.size < sizeof hdr || hdr.size > head - tail) break;  // corrupt or partial
+    std::span<const uint8_t> rec;
+    if (off + hdr.size <= data_size_) {
+      rec = {data_ + off, hdr.size};
+    } else {
+      scratch_.resize(hdr.size);
+      size_t first = data_size_ - off;
+      std::copy(data_ + off, data_ + data_size_, scratch_.data());
+      std::copy(data_, data_ + (hdr.size - first), scratch_.data() + first);
+      rec = {scratch_.data(), hdr.size};
+    }
+    if (hdr.type == PERF_RECORD_LOST) note_lost(rec);
+    fn(hdr, rec);
+    tail += hdr.size;
+    ++n;
+  }
+  store_tail(tail);
+  return n;
+}
+
+}  // namespace tracekit::perf

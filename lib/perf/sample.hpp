@@ -1,0 +1,70 @@
+// Decoding of records read from a perf ring: PERF_RECORD_SAMPLE laid out by
+// sample_type, callchains split at the PERF_CONTEXT_* markers, and the
+// side-band records that tell process names (COMM) and lifetimes
+// (FORK/EXIT). Pure functions over bytes: tested on synthetic records.
+#pragma once
+
+#include <linux/perf_event.h>
+
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace tracekit::perf {
+
+// Fields of one PERF_RECORD_SAMPLE. Only those selected by sample_type are
+// set; spans point into the record passed to decode_sample().
+struct Sample {
+  uint64_t ip = 0;
+  uint32_t pid = 0;  // process (tgid)
+  uint32_t tid = 0;  // thread
+  uint64_t time = 0;
+  uint64_t addr = 0;
+  uint64_t id = 0;
+  uint64_t stream_id = 0;
+  uint32_t cpu = 0;
+  uint64_t period = 0;
+  std::span<const uint64_t> callchain;  // raw, context markers included
+  std::span<const uint8_t> raw;         // PERF_SAMPLE_RAW payload (an ftrace record)
+};
+
+// Decodes a whole PERF_RECORD_SAMPLE record (header included) whose layout
+// follows sample_type. Supports IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
+// PERIOD, CALLCHAIN and RAW; any other bit in sample_type, or a record too
+// short for what it declares, returns false.
+bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out);
+
+// A callchain split by context. Each span holds the frames of one side, leaf
+// first, markers removed. The first kernel frame is the sampled IP, the rest
+// are return addresses; the same holds for the user side.
+struct Chains {
+  std::span<const uint64_t> kernel;
+  std::span<const uint64_t> user;
+};
+
+// Splits at PERF_CONTEXT_KERNEL / PERF_CONTEXT_USER. Any value >= (u64)-4095
+// is a marker; frames under other contexts (guest, hypervisor) are dropped.
+// Frames before any marker count as kernel frames.
+Chains split_callchain(std::span<const uint64_t> chain);
+
+// PERF_RECORD_COMM (attr.comm = 1).
+struct Comm {
+  uint32_t pid = 0;
+  uint32_t tid = 0;
+  std::string_view comm;
+  bool exec = false;  // PERF_RECORD_MISC_COMM_EXEC
+};
+bool decode_comm(std::span<const uint8_t> record, Comm& out);
+
+// PERF_RECORD_FORK and PERF_RECORD_EXIT (attr.task = 1).
+struct Task {
+  uint32_t pid = 0, ppid = 0;
+  uint32_t tid = 0, ptid = 0;
+  uint64_t time = 0;
+};
+bool decode_task(std::span<const uint8_t> record, Task& out);
+
+// PERF_RECORD_LOST: how many records the kernel could not write.
+bool decode_lost(std::span<const uint8_t> record, uint64_t& lost);
+
+}  // namespace tracekit::perf

@@ -1,0 +1,46 @@
+// Kernel symbols from /proc/kallsyms: a table sorted by address, searched
+// with a binary search. Parsing never does I/O; load() reads the file.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "symbols/symbol.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::symbols {
+
+class KernelSymbols {
+ public:
+  KernelSymbols() = default;
+
+  // Parses kallsyms text ("ffffffff81000000 T _stext", optional
+  // "\t[module]"). Keeps text symbols (t/T/w/W) and skips zero addresses
+  // (what a non-root reader or kptr_restrict shows).
+  static KernelSymbols parse(std::istream& in);
+  // Reads and parses path. Error: cannot read, or no usable address in it
+  // (hint: run as root / kernel.kptr_restrict).
+  static Result<KernelSymbols> load(const std::string& path = "/proc/kallsyms");
+
+  // The symbol containing addr: the one with the greatest start <= addr.
+  // return_address: addr is a return address (every callchain frame but the
+  // first), so addr-1 is looked up; the offset is still from addr. nullopt
+  // below the first symbol or past the end of the last one's module range.
+  std::optional<Resolved> lookup(uint64_t addr, bool return_address = false) const;
+
+  size_t size() const { return syms_.size(); }
+
+ private:
+  struct Sym {
+    uint64_t addr;
+    uint32_t name;    // offset into names_
+    uint32_t module;  // offset into names_ ("" = vmlinux)
+  };
+  std::vector<Sym> syms_;
+  std::string names_;  // NUL-separated names
+};
+
+}  // namespace tracekit::symbols

@@ -1,0 +1,70 @@
+#include "util/strings.hpp"
+
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+
+namespace tracekit {
+
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t start = 0;
+  for (;;) {
+    size_t pos = s.find(sep, start);
+    if (pos == std::string_view::npos) {
+      out.push_back(s.substr(start));
+      return out;
+    }
+    out.push_back(s.substr(start, pos - start));
+    start = pos + 1;
+  }
+}
+
+std::string_view trim(std::string_view s) {
+  constexpr std::string_view ws = " \t\n\r";
+  size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  size_t e = s.find_last_not_of(ws);
+  return s.substr(b, e - b + 1);
+}
+
+std::optional<std::vector<int>> parse_id_list(std::string_view s) {
+  std::vector<int> ids;
+  for (auto field : split(s, ',')) {
+    auto v = parse_int<int>(trim(field));
+    if (!v || *v <= 0) return std::nullopt;
+    ids.push_back(*v);
+  }
+  return ids;
+}
+
+std::optional<std::vector<int>> parse_cpu_list(std::string_view s) {
+  std::vector<int> cpus;
+  s = trim(s);
+  if (s.empty()) return cpus;
+  for (auto field : split(s, ',')) {
+    auto dash = field.find('-');
+    if (dash == std::string_view::npos) {
+      auto v = parse_int<int>(field);
+      if (!v || *v < 0) return std::nullopt;
+      cpus.push_back(*v);
+    } else {
+      auto lo = parse_int<int>(field.substr(0, dash));
+      auto hi = parse_int<int>(field.substr(dash + 1));
+      if (!lo || !hi || *lo < 0 || *hi < *lo) return std::nullopt;
+      for (int c = *lo; c <= *hi; ++c) cpus.push_back(c);
+    }
+  }
+  return cpus;
+}
+
+Result<std::string> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Error::from_errno("cannot open", path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) return Error::from_errno("cannot read", path);
+  return ss.str();
+}
+
+}  // namespace tracekit

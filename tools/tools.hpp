@@ -1,0 +1,10 @@
+// Entry points of the tools linked into the multi-call binary. Each
+// tools/<tool>.cpp defines one; tools/tracekit.cpp dispatches on argv[0] (or
+// on argv[1] after "tracekit").
+#pragma once
+
+namespace tracekit::tools {
+
+int profile_main(int argc, char** argv);
+
+}  // namespace tracekit::tools

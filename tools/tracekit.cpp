@@ -1,0 +1,52 @@
+// The multi-call binary: build/bin/<tool> are symlinks to it, and
+// "tracekit <tool> args..." works too.
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "tools.hpp"
+
+namespace {
+
+struct Entry {
+  const char* name;
+  int (*main)(int, char**);
+  const char* summary;
+};
+
+constexpr Entry kTools[] = {
+    {"profile", tracekit::tools::profile_main, "sample on-CPU stacks at a timed interval"},
+};
+
+const Entry* find(std::string_view name) {
+  for (const auto& e : kTools)
+    if (name == e.name) return &e;
+  return nullptr;
+}
+
+int list(std::ostream& out) {
+  out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
+         "  tools:\n";
+  for (const auto& e : kTools) {
+    out << "       ";
+    out.width(14);
+    out << std::left << e.name << "# " << e.summary << "\n";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string_view self = argv[0];
+  if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
+  if (const Entry* e = find(self)) return e->main(argc, argv);
+
+  if (argc < 2) return list(std::cerr), 2;
+  std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help") return list(std::cout);
+  if (const Entry* e = find(sub)) return e->main(argc - 1, argv + 1);
+  std::cerr << "tracekit: unknown tool '" << sub << "'\n";
+  list(std::cerr);
+  return 2;
+}
