@@ -79,12 +79,13 @@ $(MULTICALL): $(BUILD)/obj/tools/tracekit.o $(TOOL_OBJS) $(LIBTRACEKIT)
 $(TOOL_LINKS): $(MULTICALL)
 	$(Q)ln -sf tracekit $@
 
-# Workloads: small programs with known behaviour. No inlining and frame
-# pointers everywhere, so the functions under test appear in user stacks.
+# Workloads: small programs with known behaviour, built at -O0: GCC 12 drops
+# the frame pointer of leaf functions at -O1 and above even with
+# -fno-omit-frame-pointer, which hides the leaf's caller from stack walks.
 $(BUILD)/workloads/%: tests/workloads/%.c | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
-	$(Q)$(CC) -O1 -g -fno-omit-frame-pointer -fno-inline -fno-optimize-sibling-calls \
+	$(Q)$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -o $@ $< -lpthread
 
 workloads: $(WORKLOADS)

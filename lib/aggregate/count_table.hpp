@@ -29,29 +29,33 @@ class CountTable {
   // already is not stored: returns false and counts it in dropped().
   bool add(const StackKey& key, uint64_t value = 1);
 
-  // fn(const StackKey&, uint64_t total) for every key, in no defined order.
+  // fn(const StackKey&, uint64_t total) for every key, in the order the keys
+  // were first added (so reports that sort stably keep ties in that order).
   template <class Fn>
   void for_each(Fn&& fn) const {
-    for (const auto& e : entries_) fn(e.key, e.total);
+    for (uint32_t pos : order_) fn(slots_[pos].key, slots_[pos].total);
   }
 
-  size_t size() const { return entries_.size(); }
+  size_t size() const { return order_.size(); }
   size_t capacity() const { return capacity_; }
-  bool full() const { return entries_.size() >= capacity_; }
+  bool full() const { return order_.size() >= capacity_; }
   // Additions refused because the table was full.
   uint64_t dropped() const { return dropped_; }
 
  private:
-  struct Entry {
+  // Key and total live in the slot itself, so adding to a known key touches
+  // one 32-byte slot (never split across cache lines).
+  struct alignas(32) Slot {
     StackKey key;
     uint64_t total;
+    uint64_t hash;  // the key's hash with the top bit set; 0: empty slot
   };
   void grow();
 
   size_t capacity_;
   uint64_t dropped_ = 0;
-  std::vector<Entry> entries_;
-  std::vector<int32_t> slots_;  // open addressing: index into entries_ or -1
+  std::vector<Slot> slots_;      // power-of-two size, linear probing
+  std::vector<uint32_t> order_;  // slot of each key, in first-seen order
 };
 
 }  // namespace tracekit::aggregate

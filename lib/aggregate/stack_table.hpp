@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -28,7 +29,10 @@ class StackTable {
   // full (counted in lost()).
   StackId intern(std::span<const uint64_t> frames);
 
-  // The frames of id, leaf first. id must come from intern() of this table.
+  // The frames of id, leaf first. id must come from intern() of this table;
+  // an id that names no stored stack (kNoStack, kStackLost) gives an empty
+  // span. The span points into the table and stays valid as long as the
+  // table does (stored frames never move).
   std::span<const uint64_t> frames(StackId id) const;
 
   size_t size() const;
@@ -37,18 +41,23 @@ class StackTable {
   uint64_t lost() const { return lost_; }
 
  private:
-  struct Entry {
-    uint64_t offset;  // into arena_
-    uint32_t length;
-    uint32_t hash_hi;  // upper bits of the hash, to skip most full compares
+  // A stored stack is one record in the arena: a header word (id << 32 |
+  // length) followed by the frames. A slot holds the stack's full hash and a
+  // pointer to its record, so a lookup touches one slot and one record.
+  struct Slot {
+    uint64_t hash;
+    const uint64_t* record;  // nullptr: empty slot
   };
+  const uint64_t* store(std::span<const uint64_t> frames, StackId id);
   void grow();
 
   size_t capacity_;
   uint64_t lost_ = 0;
-  std::vector<uint64_t> arena_;
-  std::vector<Entry> entries_;   // indexed by id
-  std::vector<int32_t> slots_;   // open addressing: id or -1
+  std::vector<Slot> slots_;                          // power-of-two size, linear probing
+  std::vector<const uint64_t*> records_;             // indexed by id
+  std::vector<std::unique_ptr<uint64_t[]>> chunks_;  // the arena; never moves
+  uint64_t* free_ = nullptr;                         // unused tail of the newest chunk
+  size_t free_words_ = 0;
 };
 
 }  // namespace tracekit::aggregate

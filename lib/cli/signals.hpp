@@ -26,8 +26,10 @@ class Deadline {
  public:
   explicit Deadline(std::optional<double> seconds);
   bool expired() const;
-  // Milliseconds a poll may wait: min(max_ms, time left), never negative;
-  // max_ms when there is no deadline.
+  // Milliseconds a poll may wait: min(max_ms, time left), rounded up to the
+  // next millisecond, never negative; max_ms when there is no deadline. A
+  // negative max_ms (poll's "forever") caps nothing: the time left, or max_ms
+  // itself without a deadline. A duration <= 0 (or NaN) has expired at once.
   int poll_timeout_ms(int max_ms) const;
 
  private:

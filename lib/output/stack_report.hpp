@@ -9,11 +9,16 @@
 //     user_leaf
 //     user_root
 //     -                comm (pid)     <- "%-16s %s (%d)" after the indent
-//         5                  <- value, indent + 4 spaces
-//     <blank line>
+//         5                  <- value, at twice frame_indent (bcc: 8 under
+//     <blank line>              profile's 4, 4 under stackcount's 2)
 //
 // Folded, one line per record:
 //   comm;user_root;...;user_leaf;-;kernel_root;...;kernel_leaf VALUE
+//
+// Missed markers and "--" use frame_indent. Names are printed as they are,
+// except that control characters (newline, tab, ...) become '?' in both
+// formats, and ';' becomes ':' in folded output (it separates frames there);
+// spaces are kept, since flame graph tools read the count after the last one.
 #pragma once
 
 #include <cstdint>
@@ -68,8 +73,9 @@ void sort_by_value(std::vector<Record>& records);
 void render_multiline(std::ostream& out, const std::vector<Record>& records, const Style& style);
 void render_folded(std::ostream& out, const std::vector<Record>& records, const Style& style);
 
-// One frame's text: name (or "[unknown]"), "+0xoff" with offsets, "_[k]" for
-// annotated kernel frames. Shared by renderers and line-per-event tools.
+// One frame's text: name (or "[unknown]"), "+0xoff" with offsets (resolved
+// names only), "_[k]" for annotated kernel frames (unknown ones too, as bcc).
+// Shared by renderers and line-per-event tools.
 std::string frame_text(const Frame& f, bool kernel, const Style& style);
 
 }  // namespace tracekit::output

@@ -47,4 +47,10 @@ Result<std::vector<int>> online_cpus();
 // /proc/sys/kernel/perf_event_max_stack (127 when the file is missing).
 int max_stack();
 
+namespace detail {
+// The hint open_event() attaches for perf_event_open's errno err; empty when
+// there is nothing useful to say. Separate so tests can check every case.
+std::string open_error_hint(int err);
+}  // namespace detail
+
 }  // namespace tracekit::perf

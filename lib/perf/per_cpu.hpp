@@ -32,8 +32,17 @@ class PerCpuEvents {
   Status set_filter(const std::string& filter);
 
   // Blocks until a ring has data to read, a signal arrives, or timeout_ms
-  // passes (-1: no timeout). Returns false when interrupted by a signal.
+  // passes (-1: no timeout). Returns false when interrupted by a signal (or
+  // when poll fails otherwise; errno tells). Rings wake the poller as
+  // attr.wakeup_events / wakeup_watermark say (by default at half full).
+  // Events that hung up are no longer waited for; once all have, returns true
+  // at once.
   bool wait(int timeout_ms);
+
+  // True once every event has reported POLLHUP: the process traced (pid !=
+  // -1) has exited and nothing more will arrive after a last drain(). Without
+  // this a wait() loop would spin, as a hung-up fd is always ready.
+  bool hung_up() const;
 
   // Drains every ring: fn(int cpu, const perf_event_header&,
   // std::span<const uint8_t> record). Returns the number of records.
@@ -57,6 +66,7 @@ class PerCpuEvents {
   std::vector<int> cpus_;
   std::vector<Fd> fds_;
   std::vector<Ring> rings_;
+  std::vector<bool> hup_;  // per event: POLLHUP seen
 };
 
 }  // namespace tracekit::perf

@@ -6,6 +6,7 @@
 
 #include <linux/perf_event.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -21,6 +22,12 @@ class Ring {
   // Error: mmap's errno (EPERM usually means perf_event_mlock_kb is too low).
   static Result<Ring> map(int fd, size_t data_pages);
 
+  // A ring over memory the caller owns and keeps alive (nothing is unmapped):
+  // control holds data_head/data_tail, data is the data area. data_size must
+  // be a power of two and data 8-byte aligned. For tests, which lay out a
+  // fake ring in ordinary memory.
+  static Ring over(perf_event_mmap_page* control, const uint8_t* data, uint64_t data_size);
+
   Ring(Ring&&) noexcept;
   Ring& operator=(Ring&&) noexcept;
   Ring(const Ring&) = delete;
@@ -31,7 +38,9 @@ class Ring {
   // every record available now (the span covers the whole record, header
   // included, and is valid only during the call), then releases the space to
   // the kernel. PERF_RECORD_LOST records are counted into lost() and also
-  // passed to fn. Returns how many records were read.
+  // passed to fn. Returns how many records were read. A header the kernel
+  // cannot have written (size below 8 or beyond head) means the ring is out of
+  // step: everything available is dropped so the next drain starts in step.
   template <class Fn>
   size_t drain(Fn&& fn);
 
@@ -44,8 +53,8 @@ class Ring {
   void store_tail(uint64_t tail);
   void note_lost(std::span<const uint8_t> record);
 
-  void* base_ = nullptr;
-  size_t map_size_ = 0;
+  void* base_ = nullptr;  // the control page
+  size_t map_size_ = 0;   // 0 when the memory is not ours to unmap
   const uint8_t* data_ = nullptr;
   uint64_t data_size_ = 0;  // power of two
   uint64_t lost_ = 0;
@@ -55,23 +64,30 @@ class Ring {
 template <class Fn>
 size_t Ring::drain(Fn&& fn) {
   if (base_ == nullptr) return 0;
-  uint64_t head = load_head();
-  auto* meta = static_cast<perf_event_mmap_page*>(base_);
-  uint64_t tail = meta->data_tail;
+  const uint64_t mask = data_size_ - 1;
+  const uint64_t head = load_head();
+  // Only we write data_tail, so a plain read sees our last store.
+  uint64_t tail = static_cast<perf_event_mmap_page*>(base_)->data_tail;
   size_t n = 0;
   while (tail < head) {
-    uint64_t off = tail & (data_size_ - 1);
+    const uint64_t off = tail & mask;
     perf_event_header hdr;
     // The header itself may straddle the end.
     for (size_t i = 0; i < sizeof hdr; ++i)
-      reinterpret_cast<uint8_t*>(&hdr)[i] = data_[(off + i) & (data_size_ - 1)];
-    if (hdr.size < sizeof hdr || hdr.size > head - tail) break;  // corrupt or partial
+      reinterpret_cast<uint8_t*>(&hdr)[i] = data_[(off + i) & mask];
+    if (hdr.size < sizeof hdr || hdr.size > head - tail || hdr.size > data_size_) {
+      // The kernel only publishes whole records, so this is corruption (or a
+      // bogus tail). Skipping one record is impossible without a valid size:
+      // resynchronise at head instead of stalling on this record forever.
+      tail = head;
+      break;
+    }
     std::span<const uint8_t> rec;
     if (off + hdr.size <= data_size_) {
       rec = {data_ + off, hdr.size};
     } else {
       scratch_.resize(hdr.size);
-      size_t first = data_size_ - off;
+      const size_t first = data_size_ - off;
       std::copy(data_ + off, data_ + data_size_, scratch_.data());
       std::copy(data_, data_ + (hdr.size - first), scratch_.data() + first);
       rec = {scratch_.data(), hdr.size};

@@ -17,7 +17,8 @@ namespace tracekit::perf {
 struct Sample {
   uint64_t ip = 0;
   uint32_t pid = 0;  // process (tgid)
-  uint32_t tid = 0;  // thread
+  uint32_t tid = 0;  // thread; (u32)-1 in the last sched_switch of an exiting
+                     // thread (the kernel has unhashed its pid by then)
   uint64_t time = 0;
   uint64_t addr = 0;
   uint64_t id = 0;
@@ -25,13 +26,16 @@ struct Sample {
   uint32_t cpu = 0;
   uint64_t period = 0;
   std::span<const uint64_t> callchain;  // raw, context markers included
-  std::span<const uint8_t> raw;         // PERF_SAMPLE_RAW payload (an ftrace record)
+  std::span<const uint8_t> raw;         // PERF_SAMPLE_RAW payload (an ftrace record),
+                                        // with the kernel's zero padding at its end
 };
 
 // Decodes a whole PERF_RECORD_SAMPLE record (header included) whose layout
 // follows sample_type. Supports IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
-// PERIOD, CALLCHAIN and RAW; any other bit in sample_type, or a record too
-// short for what it declares, returns false.
+// PERIOD, CALLCHAIN and RAW; any other bit in sample_type, a record that is
+// not a PERF_RECORD_SAMPLE, too short for what it declares or with bytes left
+// over, or (with CALLCHAIN) not 8-byte aligned as ring records are, returns
+// false. out may be partly written then.
 bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out);
 
 // A callchain split by context. Each span holds the frames of one side, leaf
@@ -47,7 +51,11 @@ struct Chains {
 // Frames before any marker count as kernel frames.
 Chains split_callchain(std::span<const uint64_t> chain);
 
-// PERF_RECORD_COMM (attr.comm = 1).
+// The side-band decoders below return false when the record is of another
+// type or too short; a COMM whose name has no terminating NUL is too short.
+// Any sample_id trailer (attr.sample_id_all) is ignored.
+
+// PERF_RECORD_COMM (attr.comm = 1). comm points into the record.
 struct Comm {
   uint32_t pid = 0;
   uint32_t tid = 0;

@@ -28,7 +28,9 @@ class KernelSymbols {
   // The symbol containing addr: the one with the greatest start <= addr.
   // return_address: addr is a return address (every callchain frame but the
   // first), so addr-1 is looked up; the offset is still from addr. nullopt
-  // below the first symbol or past the end of the last one's module range.
+  // below the first symbol, and past the end of vmlinux text ("_etext",
+  // "_einittext") for vmlinux symbols. A module's last symbol has no known
+  // end and extends to the next symbol (or forever, for the very last).
   std::optional<Resolved> lookup(uint64_t addr, bool return_address = false) const;
 
   size_t size() const { return syms_.size(); }
@@ -39,8 +41,9 @@ class KernelSymbols {
     uint32_t name;    // offset into names_
     uint32_t module;  // offset into names_ ("" = vmlinux)
   };
-  std::vector<Sym> syms_;
-  std::string names_;  // NUL-separated names
+  std::vector<Sym> syms_;            // sorted by addr, one per address
+  std::string names_;                // NUL-separated names; offset 0 is ""
+  std::vector<uint64_t> text_ends_;  // sorted "_etext"/"_einittext" addresses
 };
 
 }  // namespace tracekit::symbols

@@ -14,20 +14,26 @@ namespace tracekit::symbols {
 
 class PerfMap {
  public:
-  // Malformed lines are skipped.
+  // Malformed lines (fewer than three fields, bad hex, zero size) are
+  // skipped. Where entries overlap, the later line wins: a JIT that reuses
+  // code memory appends the new function after the old one.
   static PerfMap parse(std::istream& in);
   // nullopt if addr is in no entry. module is "perf-PID.map" path given at
   // construction by the caller (set_path) or empty.
   std::optional<Resolved> lookup(uint64_t addr) const;
   void set_path(std::string path) { path_ = std::move(path); }
+  // Number of disjoint address ranges kept (the valid lines, when none
+  // overlap).
   size_t size() const { return entries_.size(); }
 
  private:
   struct Entry {
-    uint64_t start, size;
-    std::string name;
+    uint64_t start, end;  // [start, end): what is left of the line's range
+    uint64_t sym_start;   // the line's START, which offsets count from
+    uint32_t name;        // index into names_
   };
-  std::vector<Entry> entries_;  // sorted by start
+  std::vector<Entry> entries_;      // sorted by start, disjoint
+  std::vector<std::string> names_;  // one per valid line
   std::string path_;
 };
 

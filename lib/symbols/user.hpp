@@ -6,7 +6,9 @@
 // mapping resolves through .symtab, else .dynsym, with separate debuginfo
 // found by build-id or .gnu_debuglink (libdwfl's standard callbacks).
 // Addresses in anonymous executable memory resolve through
-// /tmp/perf-PID.map when a JIT wrote one.
+// /tmp/perf-PID.map when a JIT wrote one (read at the first such lookup).
+// A file's symbol table is built once and shared by every process mapping
+// it. Not thread-safe.
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,42 @@
+// The tables a stack tool aggregates into: stacks interned once (kernel and
+// user stacks share one table, like bcc's single stack_traces map), process
+// names interned, and a total per (pid, comm, kernel stack, user stack).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+
+#include "aggregate/count_table.hpp"
+#include "aggregate/stack_table.hpp"
+#include "aggregate/string_table.hpp"
+
+namespace tracekit::aggregate {
+
+struct StackCounts {
+  StackCounts(size_t stack_capacity, size_t key_capacity)
+      : stacks(stack_capacity), counts(key_capacity) {}
+
+  // The id to key a stack side by: kNoStack when the side was not collected
+  // (nullopt) or is empty (a kernel thread has no user stack, a sample in
+  // user mode no kernel stack); else the interned id, or kStackLost.
+  StackId side(std::optional<std::span<const uint64_t>> frames) {
+    if (!frames || frames->empty()) return kNoStack;
+    return stacks.intern(*frames);
+  }
+
+  // Adds value to the total of (pid, comm, kernel, user). False when the key
+  // table was full (counted in counts.dropped()).
+  bool add(uint32_t pid, std::string_view comm, std::optional<std::span<const uint64_t>> kernel,
+           std::optional<std::span<const uint64_t>> user, uint64_t value) {
+    StackKey key{pid, comms.intern(comm), side(kernel), side(user)};
+    return counts.add(key, value);
+  }
+
+  StackTable stacks;
+  CountTable counts;
+  StringTable comms;
+};
+
+}  // namespace tracekit::aggregate

@@ -1,0 +1,101 @@
+// How this works: the handler only records the signal in lock-free atomics
+// (the one thing a handler may safely do); the tool's main loop polls
+// stop_requested() and leaves through its normal path, so destructors undo
+// whatever was created in tracefs and perf. The handlers are installed
+// without SA_RESTART: a blocking poll()/read()/nanosleep() returns EINTR at
+// once instead of waiting out its timeout. SIGPIPE is caught rather than left
+// fatal, so a closed pipe (tool | head) turns into EPIPE and a clean exit
+// instead of a death that would skip teardown. The handlers stay installed
+// for the whole run: a second Ctrl-C must not kill a tool halfway through its
+// teardown.
+
+#include "cli/signals.hpp"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <mutex>
+
+namespace tracekit::cli {
+
+namespace {
+
+std::atomic<int> g_first_signal{0};
+std::atomic<bool> g_stop{false};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
+              "signal handlers need lock-free atomics");
+
+void record(int sig) {
+  if (sig != 0) {
+    int none = 0;
+    g_first_signal.compare_exchange_strong(none, sig);
+  }
+  g_stop.store(true);
+}
+
+void on_stop_signal(int sig) { record(sig); }
+
+// Longer than any trace; keeps now() + duration inside steady_clock's range.
+constexpr double kMaxSeconds = 1e9;
+
+}  // namespace
+
+void install_stop_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    struct sigaction sa = {};
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = 0;  // no SA_RESTART: blocking calls must return EINTR
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
+  });
+}
+
+bool stop_requested() { return g_stop.load(); }
+
+int stop_signal() { return g_first_signal.load(); }
+
+void request_stop(int sig) { record(sig); }
+
+bool stdout_closed() {
+  // Only a pipe or a socket has a reader that can go away; a terminal's
+  // hangup arrives as SIGHUP, and files never close under us.
+  struct stat st;
+  if (fstat(STDOUT_FILENO, &st) != 0) return false;
+  if (!S_ISFIFO(st.st_mode) && !S_ISSOCK(st.st_mode)) return false;
+  // events = 0: POLLERR and POLLHUP are always reported, and asking for
+  // nothing else keeps a full pipe from looking any different.
+  struct pollfd p = {STDOUT_FILENO, 0, 0};
+  if (poll(&p, 1, 0) != 1) return false;
+  return (p.revents & (POLLERR | POLLHUP)) != 0;
+}
+
+Deadline::Deadline(std::optional<double> seconds) {
+  if (!seconds) return;
+  double s = *seconds;
+  if (!(s > 0)) s = 0;  // also NaN: a nonsense duration ends at once
+  s = std::min(s, kMaxSeconds);
+  end_ = std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(s));
+}
+
+bool Deadline::expired() const { return end_ && std::chrono::steady_clock::now() >= *end_; }
+
+int Deadline::poll_timeout_ms(int max_ms) const {
+  if (!end_) return max_ms;
+  auto left = *end_ - std::chrono::steady_clock::now();
+  if (left <= std::chrono::steady_clock::duration::zero()) return 0;
+  // Rounded up: waking a fraction of a millisecond early would only lead to
+  // a few polls with timeout 0 spinning until the deadline.
+  auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
+  long long cap = max_ms < 0 ? std::numeric_limits<int>::max() : max_ms;
+  return static_cast<int>(std::min<long long>(ms, cap));
+}
+
+}  // namespace tracekit::cli

@@ -1,0 +1,98 @@
+// How this works: perf events are per CPU (or per task); a system-wide tool
+// opens the same attr once on every CPU, each with its own ring, and polls all
+// the fds together. Every control operation (enable, disable, filter) goes to
+// all events and carries on past a failure, so the events stay in the same
+// state as far as possible; the first failure is reported.
+#include "perf/per_cpu.hpp"
+
+#include <poll.h>
+#include <sys/ioctl.h>
+
+#include <cerrno>
+
+namespace tracekit::perf {
+
+namespace {
+
+// ioctl on every fd; the first failure, naming its CPU, is returned.
+Status ioctl_all(const std::vector<Fd>& fds, const std::vector<int>& cpus, unsigned long request,
+                 unsigned long arg, const std::string& what, const char* einval_hint) {
+  Status first;
+  for (size_t i = 0; i < fds.size(); ++i) {
+    if (::ioctl(fds[i].get(), request, arg) == 0 || !first.ok()) continue;
+    const int err = errno;
+    first = Error{err, what, "perf event on CPU " + std::to_string(cpus[i]),
+                  err == EINVAL ? einval_hint : ""};
+  }
+  return first;
+}
+
+}  // namespace
+
+Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::vector<int>& cpus,
+                                        pid_t pid, size_t ring_pages) {
+  PerCpuEvents ev;
+  ev.cpus_ = cpus;
+  ev.fds_.reserve(cpus.size());
+  ev.rings_.reserve(cpus.size());
+  for (int cpu : cpus) {
+    auto fd = open_event(attr, pid, cpu);
+    if (!fd) return fd.error();  // its path names the CPU
+    auto ring = Ring::map(fd->get(), ring_pages);
+    if (!ring) {
+      Error e = ring.error();
+      e.message += " on CPU " + std::to_string(cpu);
+      return e;
+    }
+    ev.fds_.push_back(std::move(*fd));
+    ev.rings_.push_back(std::move(*ring));
+  }
+  ev.hup_.assign(cpus.size(), false);
+  return ev;
+}
+
+Status PerCpuEvents::enable() {
+  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_ENABLE, 0, "cannot enable perf event", "");
+}
+
+Status PerCpuEvents::disable() {
+  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_DISABLE, 0, "cannot disable perf event", "");
+}
+
+Status PerCpuEvents::set_filter(const std::string& filter) {
+  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_SET_FILTER,
+                   reinterpret_cast<unsigned long>(filter.c_str()),
+                   "cannot set filter '" + filter + "'",
+                   "not a tracepoint event, or the filter names a field the event "
+                   "lacks or does not parse");
+}
+
+bool PerCpuEvents::wait(int timeout_ms) {
+  std::vector<pollfd> pfds;
+  std::vector<size_t> index;  // pfds[k] is event index[k]
+  for (size_t i = 0; i < fds_.size(); ++i) {
+    if (hup_[i]) continue;
+    pfds.push_back({fds_[i].get(), POLLIN, 0});
+    index.push_back(i);
+  }
+  if (pfds.empty() && !fds_.empty()) return true;
+  if (::poll(pfds.data(), pfds.size(), timeout_ms) < 0) return false;
+  for (size_t k = 0; k < pfds.size(); ++k)
+    if (pfds[k].revents & POLLHUP) hup_[index[k]] = true;
+  return true;
+}
+
+bool PerCpuEvents::hung_up() const {
+  if (hup_.empty()) return false;
+  for (bool h : hup_)
+    if (!h) return false;
+  return true;
+}
+
+uint64_t PerCpuEvents::lost() const {
+  uint64_t n = 0;
+  for (const auto& r : rings_) n += r.lost();
+  return n;
+}
+
+}  // namespace tracekit::perf

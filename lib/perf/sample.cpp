@@ -1,0 +1,155 @@
+// How this works: a PERF_RECORD_SAMPLE has no self-description; its fields
+// follow the header in a fixed kernel order (perf_output_sample()), each
+// present only when its bit is in attr.sample_type. A Cursor reads them in that
+// order and fails rather than reading past the record, so a record cut short
+// or decoded with the wrong sample_type is rejected instead of misread. Fixed
+// fields are copied out with memcpy (no alignment assumed); only the callchain
+// is returned as a span of u64 into the record, which is why it needs an
+// aligned record.
+#include "perf/sample.hpp"
+
+#include <cstring>
+
+namespace tracekit::perf {
+
+namespace {
+
+constexpr uint64_t kSupported = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                                PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
+                                PERF_SAMPLE_RAW;
+
+// Values from here up are context markers, not addresses (PERF_CONTEXT_MAX).
+constexpr uint64_t kFirstMarker = static_cast<uint64_t>(-4095);
+
+class Cursor {
+ public:
+  Cursor(std::span<const uint8_t> bytes, size_t pos) : b_(bytes), pos_(pos) {}
+
+  template <class T>
+  bool get(T& v) {
+    if (left() < sizeof v) return false;
+    std::memcpy(&v, b_.data() + pos_, sizeof v);
+    pos_ += sizeof v;
+    return true;
+  }
+  bool skip(size_t n) {
+    if (left() < n) return false;
+    pos_ += n;
+    return true;
+  }
+  size_t left() const { return b_.size() - pos_; }
+  size_t pos() const { return pos_; }
+  const uint8_t* here() const { return b_.data() + pos_; }
+
+ private:
+  std::span<const uint8_t> b_;
+  size_t pos_;
+};
+
+// The record limited to the size its header declares, or empty when the
+// header is missing, of another type, or declares more than is there.
+std::span<const uint8_t> body(std::span<const uint8_t> record, uint32_t type, uint32_t type2 = 0,
+                              uint16_t* misc = nullptr) {
+  perf_event_header h;
+  if (record.size() < sizeof h) return {};
+  std::memcpy(&h, record.data(), sizeof h);
+  if (h.type != type && (type2 == 0 || h.type != type2)) return {};
+  if (h.size < sizeof h || h.size > record.size()) return {};
+  if (misc != nullptr) *misc = h.misc;
+  return record.first(h.size);
+}
+
+}  // namespace
+
+bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out) {
+  if ((sample_type & ~kSupported) != 0) return false;
+  auto rec = body(record, PERF_RECORD_SAMPLE);
+  if (rec.empty()) return false;
+  Cursor c(rec, sizeof(perf_event_header));
+
+  if ((sample_type & PERF_SAMPLE_IP) && !c.get(out.ip)) return false;
+  if ((sample_type & PERF_SAMPLE_TID) && !(c.get(out.pid) && c.get(out.tid))) return false;
+  if ((sample_type & PERF_SAMPLE_TIME) && !c.get(out.time)) return false;
+  if ((sample_type & PERF_SAMPLE_ADDR) && !c.get(out.addr)) return false;
+  if ((sample_type & PERF_SAMPLE_ID) && !c.get(out.id)) return false;
+  if ((sample_type & PERF_SAMPLE_STREAM_ID) && !c.get(out.stream_id)) return false;
+  if (sample_type & PERF_SAMPLE_CPU) {
+    uint32_t reserved;
+    if (!(c.get(out.cpu) && c.get(reserved))) return false;
+  }
+  if ((sample_type & PERF_SAMPLE_PERIOD) && !c.get(out.period)) return false;
+  if (sample_type & PERF_SAMPLE_CALLCHAIN) {
+    uint64_t nr;
+    if (!c.get(nr) || nr > c.left() / sizeof(uint64_t)) return false;
+    if (reinterpret_cast<uintptr_t>(c.here()) % alignof(uint64_t) != 0) return false;
+    out.callchain = {reinterpret_cast<const uint64_t*>(c.here()), static_cast<size_t>(nr)};
+    c.skip(nr * sizeof(uint64_t));
+  }
+  if (sample_type & PERF_SAMPLE_RAW) {
+    uint32_t size;
+    if (!c.get(size) || size > c.left()) return false;
+    out.raw = {c.here(), size};
+    c.skip(size);
+    // The kernel pads size itself so u32 + payload fills whole u64s; pad here
+    // too in case a producer did not, so the record still ends where it must.
+    if (!c.skip((8 - c.pos() % 8) % 8)) return false;
+  }
+  return c.left() == 0;
+}
+
+Chains split_callchain(std::span<const uint64_t> chain) {
+  Chains out;
+  bool have_kernel = false, have_user = false;
+  uint64_t context = PERF_CONTEXT_KERNEL;  // frames before any marker
+  size_t start = 0;
+  // Closes the run of frames [start, end) under context. Only the first run of
+  // each side is kept: the kernel writes each side once.
+  auto close = [&](size_t end) {
+    auto run = chain.subspan(start, end - start);
+    if (context == PERF_CONTEXT_KERNEL && !have_kernel && !run.empty()) {
+      out.kernel = run;
+      have_kernel = true;
+    } else if (context == PERF_CONTEXT_USER && !have_user && !run.empty()) {
+      out.user = run;
+      have_user = true;
+    }
+  };
+  for (size_t i = 0; i < chain.size(); ++i) {
+    if (chain[i] >= kFirstMarker) {
+      close(i);
+      context = chain[i];
+      start = i + 1;
+    }
+  }
+  close(chain.size());
+  return out;
+}
+
+bool decode_comm(std::span<const uint8_t> record, Comm& out) {
+  uint16_t misc = 0;
+  auto rec = body(record, PERF_RECORD_COMM, 0, &misc);
+  Cursor c(rec, rec.empty() ? 0 : sizeof(perf_event_header));
+  if (!(c.get(out.pid) && c.get(out.tid))) return false;
+  auto* name = reinterpret_cast<const char*>(c.here());
+  size_t len = strnlen(name, c.left());
+  if (len == c.left()) return false;  // no NUL: cut short
+  out.comm = {name, len};
+  out.exec = (misc & PERF_RECORD_MISC_COMM_EXEC) != 0;
+  return true;
+}
+
+bool decode_task(std::span<const uint8_t> record, Task& out) {
+  auto rec = body(record, PERF_RECORD_FORK, PERF_RECORD_EXIT);
+  Cursor c(rec, rec.empty() ? 0 : sizeof(perf_event_header));
+  return c.get(out.pid) && c.get(out.ppid) && c.get(out.tid) && c.get(out.ptid) && c.get(out.time);
+}
+
+bool decode_lost(std::span<const uint8_t> record, uint64_t& lost) {
+  auto rec = body(record, PERF_RECORD_LOST);
+  Cursor c(rec, rec.empty() ? 0 : sizeof(perf_event_header));
+  uint64_t id;
+  return c.get(id) && c.get(lost);
+}
+
+}  // namespace tracekit::perf

@@ -1,0 +1,214 @@
+#include "profile/profiler.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ostream>
+#include <sstream>
+
+#include "output/stack_report.hpp"
+#include "perf/sample.hpp"
+#include "report/stack_records.hpp"
+#include "symbols/kallsyms.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::profile {
+
+namespace {
+
+constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                                 PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
+constexpr size_t kRingPages = 128;
+
+std::string id_list(const std::vector<int>& ids) {
+  if (ids.size() == 1) return std::to_string(ids[0]);
+  std::string s = "[";
+  for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
+  return s + "]";
+}
+
+bool process_exists(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+Status check_machine(const Options& o) {
+  for (int pid : o.pids)
+    if (!process_exists(pid))
+      return Error{0, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
+  for (int tid : o.tids)
+    if (!process_exists(tid))
+      return Error{0, "no thread with TID " + std::to_string(tid), {}, "check the TID with ps -eLf"};
+  if (!o.count) {
+    auto max = read_file("/proc/sys/kernel/perf_event_max_sample_rate");
+    if (max.ok()) {
+      auto rate = parse_int<long>(trim(*max));
+      if (rate && o.frequency > *rate)
+        return Error{0,
+                     "frequency " + std::to_string(o.frequency) +
+                         " Hertz is above this kernel's limit of " + std::to_string(*rate),
+                     {}, "lower -F, or raise kernel.perf_event_max_sample_rate with sysctl"};
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string header(const Options& o) {
+  std::ostringstream s;
+  s << "Sampling at ";
+  if (o.count)
+    s << "every " << *o.count << " events";
+  else
+    s << o.frequency << " Hertz";
+  s << " of ";
+  if (!o.pids.empty())
+    s << "PID " << id_list(o.pids);
+  else if (!o.tids.empty())
+    s << "TID " << id_list(o.tids);
+  else
+    s << "all threads";
+  s << " by " << (o.user_only ? "user" : o.kernel_only ? "kernel" : "user + kernel") << " stack";
+  if (o.cpu) s << " on CPU#" << *o.cpu;
+  if (o.duration)
+    s << " for " << static_cast<long>(*o.duration) << " secs.";
+  else
+    s << "... Hit Ctrl-C to end.";
+  return s.str();
+}
+
+Result<Profiler> Profiler::start(const Options& o) {
+  if (auto st = check_machine(o); !st) return st.error();
+
+  std::vector<int> cpus;
+  auto online = perf::online_cpus();
+  if (!online) return online.error();
+  if (o.cpu) {
+    if (std::find(online->begin(), online->end(), *o.cpu) == online->end())
+      return Error{0, "CPU " + std::to_string(*o.cpu) + " is not online", {},
+                   "see /sys/devices/system/cpu/online"};
+    cpus = {*o.cpu};
+  } else {
+    cpus = *online;
+  }
+
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_SOFTWARE;
+  attr.config = PERF_COUNT_SW_CPU_CLOCK;
+  if (o.count) {
+    attr.sample_period = *o.count;
+  } else {
+    attr.freq = 1;
+    attr.sample_freq = static_cast<uint64_t>(o.frequency);
+  }
+  attr.sample_type = kSampleType;
+  attr.disabled = 1;
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.task = 1;
+  attr.exclude_callchain_kernel = o.user_only;
+  attr.exclude_callchain_user = o.kernel_only;
+  attr.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
+  // Wake the reader when a quarter of the ring is used; poll() timeouts drain
+  // the rest, so low rates are still read promptly.
+  attr.watermark = 1;
+  attr.wakeup_watermark = kRingPages * 4096 / 4;
+
+  auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
+  if (!events) return events.error();
+  Profiler p(o, std::move(*events));
+  if (auto st = p.events_.enable(); !st) return st.error();
+  return p;
+}
+
+Profiler::Profiler(const Options& o, perf::PerCpuEvents events)
+    : opts_(o),
+      sample_type_(kSampleType),
+      events_(std::move(events)),
+      user_syms_(std::make_unique<symbols::UserSymbols>()),
+      counts_(o.stack_storage, o.hash_storage) {}
+
+bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
+  if (tid == 0 && !opts_.include_idle) return false;
+  auto has = [](const std::vector<int>& v, uint32_t id) {
+    return std::find(v.begin(), v.end(), static_cast<int>(id)) != v.end();
+  };
+  if (!opts_.pids.empty() && !has(opts_.pids, pid)) return false;
+  if (!opts_.tids.empty() && !has(opts_.tids, tid)) return false;
+  return true;
+}
+
+void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const uint8_t> rec) {
+  if (h.type != PERF_RECORD_SAMPLE) {
+    if (names_.handle(h, rec)) {
+      // exec: the process has new mappings; note them again when next seen.
+      perf::Comm c;
+      if (perf::decode_comm(rec, c)) user_syms_->forget(static_cast<pid_t>(c.pid));
+    } else if (h.type == PERF_RECORD_FORK) {
+      perf::Task t;
+      // A new process may reuse the PID of one seen earlier.
+      if (perf::decode_task(rec, t) && t.pid == t.tid) user_syms_->forget(static_cast<pid_t>(t.pid));
+    }
+    return;
+  }
+  perf::Sample s;
+  if (!perf::decode_sample(sample_type_, rec, s)) return;
+  if (!wanted(s.pid, s.tid)) return;
+  ++samples_;
+  auto chains = perf::split_callchain(s.callchain);
+  if (!opts_.kernel_only && s.pid != 0 && !chains.user.empty())
+    user_syms_->note_process(static_cast<pid_t>(s.pid));
+  std::optional<std::span<const uint64_t>> kernel, user;
+  if (!opts_.user_only) kernel = chains.kernel;
+  if (!opts_.kernel_only) user = chains.user;
+  counts_.add(s.pid, names_.comm(s.pid, s.tid, s.cpu), kernel, user, 1);
+}
+
+void Profiler::poll(int timeout_ms) {
+  events_.wait(timeout_ms);
+  events_.drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+    consume(cpu, h, r);
+  });
+}
+
+void Profiler::stop() {
+  (void)events_.disable();
+  events_.drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+    consume(cpu, h, r);
+  });
+}
+
+void Profiler::report(std::ostream& out, std::ostream& err) {
+  symbols::KernelSymbols ksyms;
+  if (!opts_.user_only) {
+    auto k = symbols::KernelSymbols::load();
+    if (k.ok())
+      ksyms = std::move(*k);
+    else
+      err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
+  }
+  report::StackResolver resolver(&ksyms, user_syms_.get());
+  report::Missing missing;
+  auto records = report::build_records(counts_, resolver, &missing);
+  output::sort_by_value(records);
+
+  output::Style style;
+  style.delimiter = opts_.delimited && !opts_.user_only && !opts_.kernel_only;
+  style.annotate_kernel = opts_.annotate;
+  if (opts_.folded)
+    output::render_folded(out, records, style);
+  else
+    output::render_multiline(out, records, style);
+  out.flush();
+
+  if (missing.stacks > 0)
+    err << "WARNING: " << missing.stacks
+        << " stack traces could not be displayed. Consider increasing --stack-storage-size.\n";
+  if (counts_.counts.dropped() > 0)
+    err << "WARNING: " << counts_.counts.dropped()
+        << " samples dropped: the key table is full. Consider increasing --hash-storage-size.\n";
+  if (events_.lost() > 0)
+    err << "WARNING: " << events_.lost()
+        << " samples lost: the perf ring buffer overflowed. Consider lowering -F.\n";
+}
+
+}  // namespace tracekit::profile

@@ -1,0 +1,79 @@
+// profile: on-CPU stack sampling with perf_event_open.
+//
+// One cpu-clock event per CPU samples at a frequency (or every COUNT
+// nanoseconds of CPU time) with PERF_SAMPLE_CALLCHAIN. Each sample is keyed by
+// (tgid, thread name, kernel stack, user stack) and counted in user space.
+// Process filters (-p, -L) and idle exclusion are applied to samples as they
+// are read, as bcc does in its BPF program; -C opens the event on one CPU only.
+// Names are resolved once per unique frame when the report is printed.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aggregate/stack_counts.hpp"
+#include "perf/per_cpu.hpp"
+#include "perf/task_names.hpp"
+#include "symbols/user.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::profile {
+
+struct Options {
+  std::vector<int> pids;  // -p: processes (tgids); empty = all
+  std::vector<int> tids;  // -L: threads; empty = all
+  bool user_only = false;    // -U
+  bool kernel_only = false;  // -K
+  int frequency = 49;        // -F, Hertz (ignored when count is set)
+  std::optional<uint64_t> count;  // -c: sample period, in cpu-clock nanoseconds
+  bool delimited = false;     // -d
+  bool annotate = false;      // -a
+  bool include_idle = false;  // -I
+  bool folded = false;        // -f
+  size_t stack_storage = 16384;  // --stack-storage-size
+  size_t hash_storage = 40960;   // --hash-storage-size
+  std::optional<int> cpu;        // -C
+  std::optional<double> duration;
+};
+
+// "Sampling at 49 Hertz of all threads by user + kernel stack... Hit Ctrl-C
+// to end." (with the variants bcc prints for -p/-L/-U/-K/-c/-C/duration).
+std::string header(const Options& o);
+
+class Profiler {
+ public:
+  // Checks the options against this machine (PIDs exist, CPU online,
+  // frequency allowed), opens and enables the events. Error: a message
+  // naming the cause and the fix.
+  static Result<Profiler> start(const Options& o);
+
+  // Waits up to timeout_ms for samples and consumes what arrived.
+  void poll(int timeout_ms);
+  // Stops sampling and consumes what is left in the rings.
+  void stop();
+
+  // Prints the report (multi-line or folded) to out and warnings (lost
+  // samples, full tables) to err.
+  void report(std::ostream& out, std::ostream& err);
+
+  uint64_t samples() const { return samples_; }
+
+ private:
+  Profiler(const Options& o, perf::PerCpuEvents events);
+  void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec);
+  bool wanted(uint32_t pid, uint32_t tid) const;
+
+  Options opts_;
+  uint64_t sample_type_;
+  perf::PerCpuEvents events_;
+  perf::TaskNames names_;
+  std::unique_ptr<symbols::UserSymbols> user_syms_;  // not movable itself
+  aggregate::StackCounts counts_;
+  uint64_t samples_ = 0;
+};
+
+}  // namespace tracekit::profile

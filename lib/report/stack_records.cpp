@@ -1,0 +1,70 @@
+#include "report/stack_records.hpp"
+
+namespace tracekit::report {
+
+namespace {
+
+output::Frame to_frame(uint64_t addr, const std::optional<symbols::Resolved>& r) {
+  output::Frame f;
+  f.addr = addr;
+  if (r) {
+    f.name = std::string(r->name);
+    f.offset = r->offset;
+  }
+  return f;
+}
+
+}  // namespace
+
+std::vector<output::Frame> StackResolver::kernel(std::span<const uint64_t> frames) {
+  std::vector<output::Frame> out;
+  out.reserve(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    std::optional<symbols::Resolved> r;
+    if (kernel_) r = kernel_->lookup(frames[i], i > 0);
+    out.push_back(to_frame(frames[i], r));
+  }
+  return out;
+}
+
+std::vector<output::Frame> StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
+  std::vector<output::Frame> out;
+  out.reserve(frames.size());
+  for (size_t i = 0; i < frames.size(); ++i) {
+    std::optional<symbols::Resolved> r;
+    if (user_) r = user_->lookup(static_cast<pid_t>(pid), frames[i], i > 0);
+    out.push_back(to_frame(frames[i], r));
+  }
+  return out;
+}
+
+std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
+                                          StackResolver& resolver, Missing* missing,
+                                          bool pid_in_record) {
+  std::vector<output::Record> records;
+  records.reserve(counts.counts.size());
+  auto side = [&](aggregate::StackId id, auto&& resolve) {
+    output::Stack s;
+    if (id == aggregate::kNoStack) return s;
+    if (id == aggregate::kStackLost) {
+      s.state = output::StackState::kMissed;
+      if (missing) ++missing->stacks;
+      return s;
+    }
+    s.state = output::StackState::kPresent;
+    s.frames = resolve(counts.stacks.frames(id));
+    return s;
+  };
+  counts.counts.for_each([&](const aggregate::StackKey& key, uint64_t total) {
+    output::Record r;
+    r.comm = std::string(counts.comms.str(key.comm));
+    r.pid = pid_in_record ? static_cast<int64_t>(key.pid) : -1;
+    r.kernel = side(key.kernel, [&](auto f) { return resolver.kernel(f); });
+    r.user = side(key.user, [&](auto f) { return resolver.user(key.pid, f); });
+    r.value = total;
+    records.push_back(std::move(r));
+  });
+  return records;
+}
+
+}  // namespace tracekit::report

@@ -1,0 +1,45 @@
+// From aggregated tables to printable records: every key's stacks resolved
+// to names, once per unique frame, at report time (never per event).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "aggregate/stack_counts.hpp"
+#include "output/stack_report.hpp"
+#include "symbols/kallsyms.hpp"
+#include "symbols/user.hpp"
+
+namespace tracekit::report {
+
+// Resolves stacks to named frames. Either symbolizer may be null: its frames
+// then print as "[unknown]".
+class StackResolver {
+ public:
+  StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user)
+      : kernel_(kernel), user_(user) {}
+
+  // frames leaf first; all but the first are return addresses.
+  std::vector<output::Frame> kernel(std::span<const uint64_t> frames);
+  std::vector<output::Frame> user(uint32_t pid, std::span<const uint64_t> frames);
+
+ private:
+  const symbols::KernelSymbols* kernel_;
+  symbols::UserSymbols* user_;
+};
+
+// What the report could not show, for the tool's warnings.
+struct Missing {
+  uint64_t stacks = 0;  // sides that were collected but not stored (table full)
+};
+
+// One record per key of counts, in no particular order (sort with
+// output::sort_by_value). pid_in_record: whether records carry the key's pid
+// (tools that do not key by process pass false and get pid -1).
+std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
+                                          StackResolver& resolver, Missing* missing,
+                                          bool pid_in_record = true);
+
+}  // namespace tracekit::report

@@ -1,0 +1,137 @@
+// How this works: /proc/kallsyms lists every kernel symbol, vmlinux first,
+// then modules, BPF programs and trampolines, each "ADDR TYPE NAME [MOD]".
+// We keep only text symbols, store the names once in a NUL-separated string
+// and sort a compact table by address; lookup() is a binary search for the
+// greatest start <= addr. kallsyms has no sizes, so a symbol implicitly ends
+// where the next one starts. The last symbol of vmlinux' core text and of its
+// init text would otherwise swallow everything up to the modules (rodata,
+// data, unmapped holes), so the "_etext" and "_einittext" markers are kept
+// aside as ends of vmlinux text. Module text has no such marker in kallsyms
+// (the sizes are in /proc/modules, which a parser must not read), so a
+// module's last symbol is accepted up to the next symbol.
+#include "symbols/kallsyms.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <string_view>
+#include <unordered_map>
+
+#include "util/strings.hpp"
+
+namespace tracekit::symbols {
+
+namespace {
+
+// Among symbols sharing an address, which name to show: perf's rules in
+// short. A weak symbol is a default someone may override, so a strong one
+// wins, then a global one over a file-local one, then the name with fewer
+// leading underscores (internal aliases like "__pi__text" lose).
+int rank(char type, std::string_view name) {
+  int r = 0;
+  if (type == 'w' || type == 'W')
+    r = 2;
+  else if (type == 't')
+    r = 1;
+  size_t underscores = name.find_first_not_of('_');
+  if (underscores == std::string_view::npos) underscores = name.size();
+  return r * 1024 + static_cast<int>(std::min<size_t>(underscores, 1023));
+}
+
+bool is_text_end(std::string_view name) { return name == "_etext" || name == "_einittext"; }
+
+}  // namespace
+
+KernelSymbols KernelSymbols::parse(std::istream& in) {
+  struct Parsed {
+    uint64_t addr;
+    int rank;
+    uint32_t name, module;
+  };
+  KernelSymbols ks;
+  std::vector<Parsed> parsed;
+  std::unordered_map<std::string, uint32_t> modules;
+  ks.names_.push_back('\0');  // offset 0 is "", the vmlinux module name
+
+  std::string line;
+  while (std::getline(in, line)) {
+    std::string_view s = line;
+    size_t sp1 = s.find(' ');
+    if (sp1 == std::string_view::npos || sp1 + 3 > s.size() || s[sp1 + 2] != ' ') continue;
+    char type = s[sp1 + 1];
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    auto addr = parse_hex<uint64_t>(s.substr(0, sp1));
+    // Zero is what an unprivileged reader sees for every symbol.
+    if (!addr || *addr == 0) continue;
+    std::string_view rest = s.substr(sp1 + 3);
+    size_t end = rest.find_first_of(" \t");
+    std::string_view name = rest.substr(0, end);
+    if (name.empty()) continue;
+    std::string_view mod;
+    if (end != std::string_view::npos) {
+      mod = trim(rest.substr(end));
+      if (mod.size() >= 2 && mod.front() == '[' && mod.back() == ']')
+        mod = mod.substr(1, mod.size() - 2);
+      else
+        mod = {};
+    }
+    if (mod.empty() && is_text_end(name)) {
+      ks.text_ends_.push_back(*addr);
+      continue;
+    }
+    uint32_t mod_off = 0;
+    if (!mod.empty()) {
+      auto [it, fresh] = modules.try_emplace(std::string(mod), 0);
+      if (fresh) {
+        it->second = static_cast<uint32_t>(ks.names_.size());
+        ks.names_.append(mod).push_back('\0');
+      }
+      mod_off = it->second;
+    }
+    auto name_off = static_cast<uint32_t>(ks.names_.size());
+    ks.names_.append(name).push_back('\0');
+    parsed.push_back({*addr, rank(type, name), name_off, mod_off});
+  }
+
+  // Stable, so that equal ranks keep file order and parsing is deterministic.
+  std::stable_sort(parsed.begin(), parsed.end(), [](const Parsed& a, const Parsed& b) {
+    return a.addr != b.addr ? a.addr < b.addr : a.rank < b.rank;
+  });
+  ks.syms_.reserve(parsed.size());
+  for (const Parsed& p : parsed) {
+    if (!ks.syms_.empty() && ks.syms_.back().addr == p.addr) continue;
+    ks.syms_.push_back({p.addr, p.name, p.module});
+  }
+  std::sort(ks.text_ends_.begin(), ks.text_ends_.end());
+  return ks;
+}
+
+Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Error::from_errno("cannot open kernel symbols", path);
+  KernelSymbols ks = parse(in);
+  if (in.bad()) return Error::from_errno("cannot read kernel symbols", path);
+  if (ks.size() == 0)
+    return Error{0, "no usable kernel symbol addresses in", path,
+                 "run as root, or set sysctl kernel.kptr_restrict=0"};
+  return ks;
+}
+
+std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address) const {
+  // A return address points after the call; the call itself may have been
+  // the last instruction of the function (a noreturn call), so the caller is
+  // found at addr-1.
+  if (return_address && addr == 0) return std::nullopt;
+  uint64_t a = return_address ? addr - 1 : addr;
+  auto it = std::upper_bound(syms_.begin(), syms_.end(), a,
+                             [](uint64_t v, const Sym& s) { return v < s.addr; });
+  if (it == syms_.begin()) return std::nullopt;
+  const Sym& sym = *std::prev(it);
+  if (sym.module == 0) {
+    auto end = std::upper_bound(text_ends_.begin(), text_ends_.end(), sym.addr);
+    if (end != text_ends_.end() && a >= *end) return std::nullopt;
+  }
+  return Resolved{std::string_view(names_.data() + sym.name), addr - sym.addr,
+                  std::string_view(names_.data() + sym.module)};
+}
+
+}  // namespace tracekit::symbols

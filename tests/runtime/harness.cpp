@@ -1,0 +1,186 @@
+#include "harness.hpp"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <sstream>
+#include <stdexcept>
+
+namespace tracekit::testing {
+
+namespace {
+
+std::string env_or(const char* name, const char* dflt) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : dflt;
+}
+
+std::vector<char*> c_argv(const std::vector<std::string>& argv) {
+  std::vector<char*> v;
+  for (auto& a : argv) v.push_back(const_cast<char*>(a.c_str()));
+  v.push_back(nullptr);
+  return v;
+}
+
+int decode_status(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+std::string tool_path(const std::string& tool) { return env_or("TRACEKIT_BIN", "build/bin") + "/" + tool; }
+std::string workload_path(const std::string& name) {
+  return env_or("TRACEKIT_WORKLOADS", "build/workloads") + "/" + name;
+}
+
+RunResult run(const std::vector<std::string>& argv, double timeout_s) {
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    int devnull = open("/dev/null", O_RDONLY);
+    dup2(devnull, 0);
+    auto args = c_argv(argv);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(out[1]);
+  close(err[1]);
+  RunResult r;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  std::string* bufs[2] = {&r.out, &r.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
+                                                                      std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      r.timed_out = true;
+      break;
+    }
+    if (poll(fds, 2, static_cast<int>(left.count())) < 0) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        bufs[i]->append(buf, static_cast<size_t>(n));
+      } else {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& f : fds)
+    if (f.fd >= 0) close(f.fd);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  r.exit_code = decode_status(status);
+  return r;
+}
+
+Workload::Workload(const std::string& name, const std::vector<std::string>& args) {
+  int out[2];
+  if (pipe2(out, O_CLOEXEC)) throw std::runtime_error("pipe");
+  std::vector<std::string> argv{workload_path(name)};
+  argv.insert(argv.end(), args.begin(), args.end());
+  pid_ = fork();
+  if (pid_ == 0) {
+    dup2(out[1], 1);
+    auto a = c_argv(argv);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  close(out[1]);
+  // Wait for "ready PID\n": the workload is running its loop after this.
+  std::string line;
+  char c;
+  pollfd p{out[0], POLLIN, 0};
+  while (line.find('\n') == std::string::npos) {
+    if (poll(&p, 1, 10000) <= 0 || read(out[0], &c, 1) != 1) break;
+    line += c;
+  }
+  close(out[0]);
+  if (line.rfind("ready ", 0) != 0)
+    throw std::runtime_error("workload " + name + " did not become ready: '" + line + "'");
+}
+
+Workload::~Workload() {
+  if (pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void Workload::pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if (sched_setaffinity(pid_, sizeof set, &set) != 0) throw std::runtime_error("sched_setaffinity");
+}
+
+std::map<std::string, unsigned long> parse_folded(const std::string& text) {
+  std::map<std::string, unsigned long> m;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    auto sp = line.rfind(' ');
+    if (sp == std::string::npos) continue;
+    m[line.substr(0, sp)] += std::stoul(line.substr(sp + 1));
+  }
+  return m;
+}
+
+std::vector<std::string> frames_of(const std::string& s) {
+  std::vector<std::string> v;
+  std::string cur;
+  std::istringstream in(s);
+  while (std::getline(in, cur, ';')) v.push_back(cur);
+  return v;
+}
+
+std::vector<MultilineRecord> parse_multiline(const std::string& text) {
+  std::vector<MultilineRecord> recs;
+  MultilineRecord cur;
+  std::istringstream in(text);
+  std::string line;
+  bool in_record = false;
+  while (std::getline(in, line)) {
+    if (line.empty()) {
+      in_record = false;
+      continue;
+    }
+    if (line.rfind("    ", 0) != 0) continue;  // header and other text
+    std::string body = line.substr(4);
+    if (body.rfind("    ", 0) == 0) {  // value line: 8 spaces
+      cur.value = std::stoul(body.substr(4));
+      recs.push_back(cur);
+      cur = {};
+      continue;
+    }
+    if (body.rfind("- ", 0) == 0 && body.size() > 17 && body.back() == ')') {
+      auto open = body.rfind(" (");
+      cur.comm = body.substr(17, open - 17);
+      cur.pid = std::stol(body.substr(open + 2, body.size() - open - 3));
+      continue;
+    }
+    in_record = true;
+    cur.frames.push_back(body);
+  }
+  (void)in_record;
+  return recs;
+}
+
+}  // namespace tracekit::testing

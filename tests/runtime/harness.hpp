@@ -1,0 +1,63 @@
+// Helpers for runtime tests: run a tool and capture its output, start a
+// workload and wait until it says it is ready, parse tool output.
+// Paths: TRACEKIT_BIN (default build/bin) and TRACEKIT_WORKLOADS (default
+// build/workloads), relative to the directory the tests run in.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace tracekit::testing {
+
+std::string tool_path(const std::string& tool);
+std::string workload_path(const std::string& name);
+
+struct RunResult {
+  int exit_code = -1;  // exit status, or 128 + signal when killed
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+};
+
+// Runs argv[0] (a path) with the arguments, waits at most timeout_s (then
+// SIGKILLs it and sets timed_out).
+RunResult run(const std::vector<std::string>& argv, double timeout_s = 60);
+
+// A child process started from a workload binary; it must print a line
+// "ready PID" first. Killed (SIGKILL, by PID) and reaped on destruction.
+class Workload {
+ public:
+  Workload(const std::string& name, const std::vector<std::string>& args = {});
+  ~Workload();
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+  pid_t pid() const { return pid_; }
+  std::string pid_str() const { return std::to_string(pid_); }
+  // Runs `taskset -pc CPU PID` equivalent (sched_setaffinity).
+  void pin(int cpu);
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// Folded output "a;b;c 12" lines -> stack string -> count (summed when a
+// stack repeats).
+std::map<std::string, unsigned long> parse_folded(const std::string& text);
+
+// Frames of a folded stack, split at ';'.
+std::vector<std::string> frames_of(const std::string& folded_stack);
+
+// bcc multi-line records ("    frame" lines, "    -   comm (pid)", value
+// line, blank line) -> records.
+struct MultilineRecord {
+  std::vector<std::string> frames;  // as printed, leaf first, without indent
+  std::string comm;
+  long pid = -1;
+  unsigned long value = 0;
+};
+std::vector<MultilineRecord> parse_multiline(const std::string& text);
+
+}  // namespace tracekit::testing

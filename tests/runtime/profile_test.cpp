@@ -1,0 +1,287 @@
+// profile against workloads with known behaviour, on this kernel.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+class ProfileRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: perf_event_open on all CPUs";
+  }
+  RunResult profile(std::vector<std::string> args) {
+    args.insert(args.begin(), tool_path("profile"));
+    return run(args, 60);
+  }
+};
+
+bool has_frame(const std::vector<std::string>& frames, const std::string& name) {
+  return std::find(frames.begin(), frames.end(), name) != frames.end();
+}
+
+// Samples (folded) whose stack holds func_a / func_b.
+std::pair<unsigned long, unsigned long> ab_counts(const std::map<std::string, unsigned long>& f) {
+  unsigned long a = 0, b = 0;
+  for (auto& [stack, n] : f) {
+    auto fr = frames_of(stack);
+    if (has_frame(fr, "func_a")) a += n;
+    if (has_frame(fr, "func_b")) b += n;
+  }
+  return {a, b};
+}
+
+// The workload spends 3/4 of its CPU time in func_b. At 499 Hz for 4 s,
+// about 2000 samples: the binomial standard deviation of the fraction is
+// about 0.01, so +-0.06 is a 6-sigma band.
+constexpr double kExpectedB = 0.75, kTolerance = 0.06;
+
+TEST_F(ProfileRuntime, FoldedRatioOfTwoFunctions) {
+  Workload w("cpuratio");
+  auto r = profile({"-F", "499", "-f", "-p", w.pid_str(), "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  ASSERT_FALSE(folded.empty()) << r.out;
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    EXPECT_EQ(fr[0], "cpuratio") << stack;  // folded lines start with the comm
+  }
+  auto [a, b] = ab_counts(folded);
+  ASSERT_GT(a + b, 500u) << r.out;
+  double frac = double(b) / double(a + b);
+  EXPECT_NEAR(frac, kExpectedB, kTolerance) << "func_a " << a << " func_b " << b;
+  // Callers resolve too: main is below both functions.
+  bool main_below = false;
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    auto m = std::find(fr.begin(), fr.end(), "main");
+    auto f = std::find(fr.begin(), fr.end(), "func_b");
+    if (m != fr.end() && f != fr.end() && m < f) main_below = true;
+  }
+  EXPECT_TRUE(main_below) << r.out;
+}
+
+TEST_F(ProfileRuntime, MultilineRatioOfTwoFunctions) {
+  Workload w("cpuratio");
+  auto r = profile({"-F", "499", "-p", w.pid_str(), "4"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "Sampling at 499 Hertz of PID " + w.pid_str() + " by user + kernel stack for 4 secs.");
+  auto recs = parse_multiline(r.out);
+  ASSERT_FALSE(recs.empty()) << r.out;
+  unsigned long a = 0, b = 0, prev = 0;
+  for (auto& rec : recs) {
+    EXPECT_EQ(rec.comm, "cpuratio");
+    EXPECT_EQ(rec.pid, w.pid());
+    EXPECT_GE(rec.value, prev) << "records must be sorted by count, ascending";
+    prev = rec.value;
+    if (has_frame(rec.frames, "func_a")) a += rec.value;
+    if (has_frame(rec.frames, "func_b")) b += rec.value;
+  }
+  ASSERT_GT(a + b, 500u);
+  EXPECT_NEAR(double(b) / double(a + b), kExpectedB, kTolerance) << "func_a " << a << " func_b " << b;
+}
+
+// A process in the kernel: kernel and user frames both resolve, and -d puts
+// the delimiter between them.
+TEST_F(ProfileRuntime, KernelAndUserSymbolsWithDelimiter) {
+  Workload w("syscalls");
+  auto r = profile({"-F", "199", "-df", "-p", w.pid_str(), "3"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long with_both = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    auto dash = std::find(fr.begin(), fr.end(), "-");
+    if (dash == fr.end()) continue;
+    // user side: ... main;syscall_loop ; kernel side: entry ... leaf
+    EXPECT_EQ(*(dash - 1), "syscall_loop") << stack;
+    EXPECT_TRUE(has_frame(fr, "main")) << stack;
+    EXPECT_TRUE(std::find(dash + 1, fr.end(), "entry_SYSCALL_64") != fr.end() ||
+                std::find(dash + 1, fr.end(), "entry_SYSCALL_64_after_hwframe") != fr.end())
+        << stack;
+    for (auto it = dash + 1; it != fr.end(); ++it) EXPECT_NE(*it, "[unknown]") << stack;
+    with_both += n;
+  }
+  EXPECT_GT(with_both, 50u) << r.out;
+}
+
+TEST_F(ProfileRuntime, KernelOnlyHasNoUserFrames) {
+  Workload w("syscalls");
+  auto r = profile({"-K", "-a", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  unsigned long kernel_frames = 0;
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    for (size_t i = 1; i < fr.size(); ++i) {
+      EXPECT_TRUE(fr[i].size() > 4 && fr[i].substr(fr[i].size() - 4) == "_[k]") << stack;
+      ++kernel_frames;
+    }
+  }
+  EXPECT_GT(kernel_frames, 0u) << r.out;
+}
+
+TEST_F(ProfileRuntime, UserOnlyHasNoKernelFrames) {
+  Workload w("syscalls");
+  auto r = profile({"-U", "-a", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  unsigned long loop = 0;
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    for (auto& f : fr) EXPECT_EQ(f.find("_[k]"), std::string::npos) << stack;
+    if (has_frame(fr, "syscall_loop")) loop += n;
+  }
+  EXPECT_GT(loop, 0u) << r.out;
+  EXPECT_EQ(r.out.find("Sampling"), std::string::npos) << "no header in folded mode";
+}
+
+// With -I the idle task's samples appear as swapper/N (pid 0); without, never.
+TEST_F(ProfileRuntime, IdleOnlyWithDashI) {
+  auto idle = profile({"-I", "-K", "-f", "-F", "99", "2"});
+  ASSERT_EQ(idle.exit_code, 0) << idle.err;
+  unsigned long swapper = 0;
+  for (auto& [stack, n] : parse_folded(idle.out))
+    if (stack.rfind("swapper/", 0) == 0) swapper += n;
+  EXPECT_GT(swapper, 0u) << idle.out;
+
+  auto busy = profile({"-K", "-f", "-F", "99", "2"});
+  ASSERT_EQ(busy.exit_code, 0) << busy.err;
+  for (auto& [stack, n] : parse_folded(busy.out)) EXPECT_NE(stack.rfind("swapper/", 0), 0u) << stack;
+}
+
+TEST_F(ProfileRuntime, CpuOptionSamplesOneCpuOnly) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
+  Workload on0("cpuratio", {"0", "wl_cpu0"});
+  Workload on1("cpuratio", {"0", "wl_cpu1"});
+  on0.pin(0);
+  on1.pin(1);
+  auto r = profile({"-C", "1", "-f", "-F", "199", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long n0 = 0, n1 = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    if (stack.rfind("wl_cpu0;", 0) == 0) n0 += n;
+    if (stack.rfind("wl_cpu1;", 0) == 0) n1 += n;
+  }
+  EXPECT_EQ(n0, 0u) << r.out;
+  EXPECT_GT(n1, 100u) << r.out;
+}
+
+TEST_F(ProfileRuntime, PidListAndTidFilter) {
+  Workload x("cpuratio", {"0", "wl_x"});
+  Workload y("cpuratio", {"0", "wl_y"});
+  Workload z("cpuratio", {"0", "wl_z"});
+  auto r = profile({"-f", "-F", "99", "-p", x.pid_str() + "," + y.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, unsigned long> by_comm;
+  for (auto& [stack, n] : parse_folded(r.out)) by_comm[frames_of(stack)[0]] += n;
+  EXPECT_GT(by_comm["wl_x"], 0u) << r.out;
+  EXPECT_GT(by_comm["wl_y"], 0u) << r.out;
+  EXPECT_EQ(by_comm.size(), 2u) << r.out;
+
+  auto t = profile({"-f", "-F", "99", "-L", z.pid_str(), "2"});
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  for (auto& [stack, n] : parse_folded(t.out)) EXPECT_EQ(frames_of(stack)[0], "wl_z") << stack;
+  EXPECT_FALSE(t.out.empty());
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string message;  // expected in the first stderr line
+};
+
+TEST_F(ProfileRuntime, BadInputIsRejectedClearly) {
+  std::ifstream pid_max_file("/proc/sys/kernel/pid_max");
+  long pid_max = 4194304;
+  pid_max_file >> pid_max;
+  const std::string missing_pid = std::to_string(pid_max - 1);  // never handed out this early
+  const BadInput cases[] = {
+      {{"-p", "notapid"}, 2, "PID"},
+      {{"-F", "0"}, 2, "frequency"},
+      {{"-K", "-U"}, 2, "-U and -K"},
+      {{"-p", "1", "-L", "1"}, 2, "-p and -L"},
+      {{"-F", "abc"}, 2, "abc"},
+      {{"--no-such-flag"}, 2, "no-such-flag"},
+      {{"-p", missing_pid, "1"}, 1, "no process with PID " + missing_pid},
+      {{"-C", "4096", "1"}, 1, "CPU 4096 is not online"},
+      {{"-F", "100000000", "1"}, 1, "above this kernel's limit"},
+  };
+  for (const auto& c : cases) {
+    auto r = profile(c.args);
+    std::string first = r.err.substr(0, r.err.find('\n'));
+    EXPECT_EQ(r.exit_code, c.exit_code) << first;
+    EXPECT_NE(first.find(c.message), std::string::npos) << first;
+    EXPECT_EQ(first.rfind("profile: ", 0), 0u) << first;
+    if (c.exit_code == 2) {
+      EXPECT_NE(r.err.find("USAGE: profile"), std::string::npos) << r.err;
+    }
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+TEST_F(ProfileRuntime, HelpGoesToStdoutWithExitZero) {
+  auto r = profile({"-h"});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out.rfind("USAGE: profile", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("examples:"), std::string::npos);
+  EXPECT_TRUE(r.err.empty());
+}
+
+// A peer: perf record -g on the same workload agrees on the hottest user
+// function (the leaf of the user stack in most samples).
+TEST_F(ProfileRuntime, AgreesWithPerfOnHottestFunction) {
+  if (access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "linux-perf not installed";
+  Workload w("cpuratio");
+  char dir[] = "/tmp/tracekit-perf-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string data = std::string(dir) + "/perf.data";
+  auto rec = run({"/usr/bin/perf", "record", "-q", "-g", "-F", "499", "-o", data, "-p", w.pid_str(),
+                  "--", "sleep", "3"},
+                 60);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  auto script = run({"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym"}, 60);
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  unlink(data.c_str());
+  rmdir(dir);
+  // perf script -F ip,sym prints each sample's stack, leaf first, one frame a
+  // line, samples separated by blank lines.
+  std::map<std::string, unsigned long> perf_leaf;
+  std::istringstream in(script.out);
+  std::string line;
+  bool first = true;
+  while (std::getline(in, line)) {
+    if (line.find_first_not_of(" \t") == std::string::npos) {
+      first = true;
+      continue;
+    }
+    if (first) {
+      std::istringstream ls(line);
+      std::string addr, sym;
+      ls >> addr >> sym;
+      ++perf_leaf[sym];
+      first = false;
+    }
+  }
+  auto hottest = [](const std::map<std::string, unsigned long>& m) {
+    return std::max_element(m.begin(), m.end(), [](auto& x, auto& y) { return x.second < y.second; })
+        ->first;
+  };
+  ASSERT_FALSE(perf_leaf.empty()) << script.out.substr(0, 2000);
+  auto ours = profile({"-U", "-f", "-F", "499", "-p", w.pid_str(), "3"});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  std::map<std::string, unsigned long> our_leaf;
+  for (auto& [stack, n] : parse_folded(ours.out)) our_leaf[frames_of(stack).back()] += n;
+  ASSERT_FALSE(our_leaf.empty());
+  EXPECT_EQ(hottest(perf_leaf), "func_b");
+  EXPECT_EQ(hottest(our_leaf), hottest(perf_leaf));
+}
+
+}  // namespace
+}  // namespace tracekit::testing

@@ -1,0 +1,231 @@
+#include "cli/signals.hpp"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <thread>
+
+namespace tracekit::cli {
+namespace {
+
+// The stop state is process-wide and handlers cannot be uninstalled, so every
+// test that touches them runs in a forked child and reports through its exit
+// status: 0 when all checks held, else the number of the first failed check.
+int in_child(const std::function<int()>& body) {
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    alarm(5);  // a lost signal must fail the test, not hang it
+    _exit(body());
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+TEST(CliSignalsTest, EachStopSignalSetsTheFlag) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    EXPECT_EQ(in_child([sig] {
+                if (stop_requested() || stop_signal() != 0) return 1;
+                install_stop_handlers();
+                if (stop_requested()) return 2;
+                raise(sig);  // would kill the child without our handler
+                if (!stop_requested()) return 3;
+                if (stop_signal() != sig) return 4;
+                return 0;
+              }),
+              0)
+        << strsignal(sig);
+  }
+}
+
+TEST(CliSignalsTest, FirstSignalIsKept) {
+  EXPECT_EQ(in_child([] {
+              install_stop_handlers();
+              install_stop_handlers();  // idempotent
+              raise(SIGTERM);
+              raise(SIGINT);
+              raise(SIGPIPE);
+              if (!stop_requested()) return 1;
+              if (stop_signal() != SIGTERM) return 2;
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliSignalsTest, RequestStop) {
+  EXPECT_EQ(in_child([] {
+              request_stop();
+              if (!stop_requested()) return 1;
+              if (stop_signal() != 0) return 2;  // no signal arrived
+              request_stop(SIGPIPE);
+              if (stop_signal() != SIGPIPE) return 3;
+              install_stop_handlers();
+              raise(SIGINT);
+              if (stop_signal() != SIGPIPE) return 4;
+              return 0;
+            }),
+            0);
+}
+
+// No SA_RESTART: a read blocked on an empty pipe returns EINTR when a stop
+// signal arrives, so a tool's loop sees the flag at once.
+TEST(CliSignalsTest, BlockingCallsAreInterrupted) {
+  EXPECT_EQ(in_child([] {
+              install_stop_handlers();
+              int fds[2];
+              if (pipe(fds) != 0) return 1;
+              pthread_t main_thread = pthread_self();
+              std::thread killer([main_thread] {
+                std::this_thread::sleep_for(std::chrono::milliseconds(50));
+                pthread_kill(main_thread, SIGHUP);
+              });
+              char c;
+              ssize_t n = read(fds[0], &c, 1);  // nothing will ever be written
+              int saved = errno;
+              killer.join();
+              if (n != -1 || saved != EINTR) return 2;
+              if (stop_signal() != SIGHUP) return 3;
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliSignalsTest, HandlersAreInstalledWithoutRestart) {
+  EXPECT_EQ(in_child([] {
+              install_stop_handlers();
+              for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+                struct sigaction sa;
+                if (sigaction(sig, nullptr, &sa) != 0) return 1;
+                if (sa.sa_handler == SIG_DFL || sa.sa_handler == SIG_IGN) return 2;
+                if (sa.sa_flags & SA_RESTART) return 3;
+              }
+              return 0;
+            }),
+            0);
+}
+
+// Puts fd on stdout in the child (the test's own stdout stays untouched).
+bool stdout_is(int fd) { return dup2(fd, STDOUT_FILENO) == STDOUT_FILENO; }
+
+TEST(CliSignalsTest, StdoutClosedOnPipe) {
+  EXPECT_EQ(in_child([] {
+              int fds[2];
+              if (pipe(fds) != 0 || !stdout_is(fds[1])) return 1;
+              if (stdout_closed()) return 2;  // reader still there
+              close(fds[0]);
+              if (!stdout_closed()) return 3;  // reader gone: tool | head
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliSignalsTest, FullPipeIsNotClosed) {
+  EXPECT_EQ(in_child([] {
+              int fds[2];
+              if (pipe(fds) != 0 || !stdout_is(fds[1])) return 1;
+              fcntl(fds[1], F_SETFL, O_NONBLOCK);
+              char buf[4096] = {};
+              while (write(fds[1], buf, sizeof buf) > 0) {
+              }
+              if (errno != EAGAIN) return 2;
+              if (stdout_closed()) return 3;  // a slow reader is still a reader
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliSignalsTest, StdoutClosedOnSocket) {
+  EXPECT_EQ(in_child([] {
+              int fds[2];
+              if (socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0 || !stdout_is(fds[0])) return 1;
+              if (stdout_closed()) return 2;
+              close(fds[1]);
+              if (!stdout_closed()) return 3;
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliSignalsTest, FilesAndTerminalsAreNeverClosed) {
+  EXPECT_EQ(in_child([] {
+              FILE* f = std::tmpfile();
+              if (!f || !stdout_is(fileno(f))) return 1;
+              if (stdout_closed()) return 2;
+              int null_fd = open("/dev/null", O_WRONLY);
+              if (null_fd < 0 || !stdout_is(null_fd)) return 3;
+              if (stdout_closed()) return 4;
+              // A terminal whose other side hung up: that is SIGHUP's business.
+              int master = posix_openpt(O_RDWR | O_NOCTTY);
+              if (master < 0 || grantpt(master) != 0 || unlockpt(master) != 0) return 5;
+              int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+              if (slave < 0 || !stdout_is(slave)) return 6;
+              if (stdout_closed()) return 7;
+              close(master);
+              if (stdout_closed()) return 8;
+              return 0;
+            }),
+            0);
+}
+
+TEST(CliDeadlineTest, NoDeadline) {
+  Deadline d(std::nullopt);
+  EXPECT_FALSE(d.expired());
+  EXPECT_EQ(d.poll_timeout_ms(100), 100);
+  EXPECT_EQ(d.poll_timeout_ms(0), 0);
+  EXPECT_EQ(d.poll_timeout_ms(-1), -1);
+}
+
+TEST(CliDeadlineTest, NonPositiveDurationsHaveExpired) {
+  for (double s : {0.0, -1.0, -1e300, std::nan("")}) {
+    Deadline d(s);
+    EXPECT_TRUE(d.expired()) << s;
+    EXPECT_EQ(d.poll_timeout_ms(100), 0) << s;
+    EXPECT_EQ(d.poll_timeout_ms(-1), 0) << s;
+  }
+}
+
+TEST(CliDeadlineTest, TimeoutIsCappedByTimeLeft) {
+  Deadline d(3600.0);
+  EXPECT_FALSE(d.expired());
+  EXPECT_EQ(d.poll_timeout_ms(100), 100);
+  EXPECT_EQ(d.poll_timeout_ms(0), 0);
+  int left = d.poll_timeout_ms(-1);  // no cap: the time left
+  EXPECT_GT(left, 3590 * 1000);
+  EXPECT_LE(left, 3600 * 1000);
+  EXPECT_LE(d.poll_timeout_ms(INT_MAX), 3600 * 1000);
+}
+
+TEST(CliDeadlineTest, HugeDurationsDoNotOverflow) {
+  for (double s : {1e9, 1e12, 1e300, HUGE_VAL}) {
+    Deadline d(s);
+    EXPECT_FALSE(d.expired()) << s;
+    EXPECT_EQ(d.poll_timeout_ms(-1), INT_MAX) << s;
+    EXPECT_EQ(d.poll_timeout_ms(500), 500) << s;
+  }
+}
+
+TEST(CliDeadlineTest, RoundsUpAndExpires) {
+  Deadline d(0.0105);
+  int ms = d.poll_timeout_ms(1000);
+  EXPECT_LE(ms, 11);  // 10.5 ms rounds up, never beyond
+  EXPECT_GE(ms, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_TRUE(d.expired());
+  EXPECT_EQ(d.poll_timeout_ms(1000), 0);
+}
+
+}  // namespace
+}  // namespace tracekit::cli

@@ -1,0 +1,151 @@
+#include "util/strings.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tracekit {
+namespace {
+
+template <class T>
+struct NumberCase {
+  std::string_view in;
+  std::optional<T> want;
+};
+
+TEST(UtilParseIntTest, Int) {
+  const std::vector<NumberCase<int>> cases = {
+      {"0", 0},
+      {"42", 42},
+      {"-5", -5},
+      {"2147483647", 2147483647},
+      {"", std::nullopt},
+      {"12a", std::nullopt},
+      {" 12", std::nullopt},
+      {"12 ", std::nullopt},
+      {"+5", std::nullopt},
+      {"2147483648", std::nullopt},
+      {"0x10", std::nullopt},
+      {"-", std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_int<int>(c.in), c.want) << '"' << c.in << '"';
+}
+
+TEST(UtilParseIntTest, Unsigned) {
+  const std::vector<NumberCase<uint32_t>> cases = {
+      {"0", 0u},   {"4294967295", 4294967295u}, {"4294967296", std::nullopt}, {"-1", std::nullopt},
+      {"007", 7u},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_int<uint32_t>(c.in), c.want) << '"' << c.in << '"';
+  EXPECT_EQ(parse_int<uint64_t>("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(parse_int<uint64_t>("18446744073709551616"), std::nullopt);
+  EXPECT_EQ(parse_int<uint8_t>("256"), std::nullopt);
+}
+
+TEST(UtilParseHexTest, Uint64) {
+  const std::vector<NumberCase<uint64_t>> cases = {
+      {"ff", 0xffu},
+      {"0xff", 0xffu},
+      {"0XFF", 0xffu},
+      {"ffffffff81000000", 0xffffffff81000000u},
+      {"0xffffffffffffffff", UINT64_MAX},
+      {"0", 0u},
+      {"00", 0u},
+      {"", std::nullopt},
+      {"0x", std::nullopt},
+      {"x1", std::nullopt},
+      {"0x0x1", std::nullopt},
+      {"fg", std::nullopt},
+      {" ff", std::nullopt},
+      {"0x1ffffffffffffffff", std::nullopt},
+      {"-1", std::nullopt},
+  };
+  for (const auto& c : cases) EXPECT_EQ(parse_hex<uint64_t>(c.in), c.want) << '"' << c.in << '"';
+}
+
+TEST(UtilSplitTest, Fields) {
+  const std::vector<std::pair<std::string_view, std::vector<std::string_view>>> cases = {
+      {"a,b,c", {"a", "b", "c"}},
+      {"a,,b", {"a", "", "b"}},
+      {"abc", {"abc"}},
+      {"", {""}},
+      {",", {"", ""}},
+      {"a,b,", {"a", "b", ""}},
+      {",a", {"", "a"}},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(split(in, ','), want) << '"' << in << '"';
+  EXPECT_EQ(split("a b", ' '), (std::vector<std::string_view>{"a", "b"}));
+}
+
+TEST(UtilTrimTest, Whitespace) {
+  const std::vector<std::pair<std::string_view, std::string_view>> cases = {
+      {"x", "x"},  {"  x  ", "x"}, {"\t\nx y\r\n", "x y"}, {"", ""}, {" \t\r\n", ""},
+      {"x ", "x"}, {" x", "x"},    {"a  b", "a  b"},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(trim(in), want) << '"' << in << '"';
+}
+
+TEST(UtilParseIdListTest, Lists) {
+  const std::vector<std::pair<std::string_view, std::optional<std::vector<int>>>> cases = {
+      {"185,186", std::vector<int>{185, 186}},
+      {"1", std::vector<int>{1}},
+      {" 1 , 2 ", std::vector<int>{1, 2}},
+      {"", std::nullopt},
+      {"0", std::nullopt},
+      {"-1", std::nullopt},
+      {"1,,2", std::nullopt},
+      {"1,", std::nullopt},
+      {"1,x", std::nullopt},
+      {"1.5", std::nullopt},
+      {"99999999999", std::nullopt},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(parse_id_list(in), want) << '"' << in << '"';
+}
+
+TEST(UtilParseCpuListTest, Lists) {
+  const std::vector<std::pair<std::string_view, std::optional<std::vector<int>>>> cases = {
+      {"0-3,5", std::vector<int>{0, 1, 2, 3, 5}},
+      {"0", std::vector<int>{0}},
+      {"1-1", std::vector<int>{1}},
+      {"0-1,4-5", std::vector<int>{0, 1, 4, 5}},
+      {"0-1\n", std::vector<int>{0, 1}},  // as read from /sys
+      {"", std::vector<int>{}},           // no CPUs, not an error
+      {"3-1", std::nullopt},
+      {"a", std::nullopt},
+      {"0-", std::nullopt},
+      {"-1", std::nullopt},
+      {"0,,1", std::nullopt},
+      {"0-x", std::nullopt},
+  };
+  for (const auto& [in, want] : cases) EXPECT_EQ(parse_cpu_list(in), want) << '"' << in << '"';
+}
+
+TEST(UtilReadFileTest, ReadsWholeFile) {
+  char path[] = "/tmp/tracekit_strings_test_XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string content("line one\nline two\n\0binary", 25);
+  ASSERT_EQ(write(fd, content.data(), content.size()), static_cast<ssize_t>(content.size()));
+  close(fd);
+  auto r = read_file(path);
+  unlink(path);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(*r, content);
+}
+
+TEST(UtilReadFileTest, MissingFileCarriesErrnoAndPath) {
+  auto r = read_file("/nonexistent/tracekit/file");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().err, ENOENT);
+  EXPECT_EQ(r.error().path, "/nonexistent/tracekit/file");
+}
+
+}  // namespace
+}  // namespace tracekit

@@ -1,0 +1,109 @@
+// profile: sample on-CPU stack traces at a timed interval (bcc's profile).
+#include <csignal>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "profile/profiler.hpp"
+#include "tools.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+// Parses and validates the command line into o. nullopt: go on; else the
+// exit code (help printed, or a usage error reported).
+std::optional<int> parse(int argc, char** argv, profile::Options& o) {
+  std::string pids, tids;
+  unsigned long count = 0;
+  long stack_storage = static_cast<long>(o.stack_storage);
+  long hash_storage = static_cast<long>(o.hash_storage);
+  int cpu = -1;
+  cli::Command cmd("profile",
+                   "[-h] [-p PID[,PID..] | -L TID[,TID..]] [-U | -K] [-F HZ | -c COUNT]\n"
+                   "[-d] [-a] [-I] [-f] [--stack-storage-size N] [--hash-storage-size N]\n"
+                   "[-C CPU] [duration]");
+  cmd.option("p,pid", &pids, "PID", "profile these processes only (comma separated)")
+      .option("L,tid", &tids, "TID", "profile these threads only (comma separated)")
+      .flag("U,user-stacks-only", &o.user_only, "show user space stacks only")
+      .flag("K,kernel-stacks-only", &o.kernel_only, "show kernel space stacks only")
+      .option("F,frequency", &o.frequency, "HZ", "sample frequency, Hertz (default 49)")
+      .option("c,count", &count, "COUNT", "sample period, every COUNT ns of CPU time")
+      .flag("d,delimited", &o.delimited, "insert delimiter between kernel/user stacks")
+      .flag("a,annotations", &o.annotate, "add _[k] annotations to kernel frames")
+      .flag("I,include-idle", &o.include_idle, "include CPU idle stacks")
+      .flag("f,folded", &o.folded, "output folded format, one line per stack")
+      .option("stack-storage-size", &stack_storage, "N",
+              "unique stacks kept (default 16384)")
+      .option("hash-storage-size", &hash_storage, "N",
+              "unique (process, stacks) keys kept (default 40960)")
+      .option("C,cpu", &cpu, "CPU", "sample this CPU only")
+      .positional("duration", &o.duration, "seconds to profile (default: until Ctrl-C)")
+      .example("profile", "profile stack traces at 49 Hertz until Ctrl-C")
+      .example("profile -F 99", "profile stack traces at 99 Hertz")
+      .example("profile -c 1000000", "profile stack traces every 1 ms of CPU time")
+      .example("profile 5", "profile at 49 Hertz for 5 seconds only")
+      .example("profile -f 5 > out.folded", "folded output for flame graphs, 5 seconds")
+      .example("profile -df -p 185 10", "PID 185, folded, kernel/user delimited")
+      .example("profile -L 185", "only profile thread with TID 185")
+      .example("profile -U", "only show user space stacks (no kernel)")
+      .example("profile -K -C 1", "only kernel stacks, on CPU 1 only");
+  if (auto code = cmd.parse(argc, argv)) return code;
+
+  if (cmd.given("pid") && cmd.given("tid")) return cmd.usage_error("-p and -L cannot be combined");
+  if (o.user_only && o.kernel_only) return cmd.usage_error("-U and -K cannot be combined");
+  if (cmd.given("frequency") && cmd.given("count"))
+    return cmd.usage_error("-F and -c cannot be combined");
+  if (cmd.given("pid")) {
+    auto ids = parse_id_list(pids);
+    if (!ids) return cmd.usage_error("invalid PID list '" + pids + "'");
+    o.pids = *ids;
+  }
+  if (cmd.given("tid")) {
+    auto ids = parse_id_list(tids);
+    if (!ids) return cmd.usage_error("invalid TID list '" + tids + "'");
+    o.tids = *ids;
+  }
+  if (o.frequency <= 0) return cmd.usage_error("frequency must be a positive number of Hertz");
+  if (cmd.given("count")) {
+    if (count == 0) return cmd.usage_error("count must be positive");
+    o.count = count;
+  }
+  if (stack_storage <= 0 || hash_storage <= 0)
+    return cmd.usage_error("storage sizes must be positive");
+  o.stack_storage = static_cast<size_t>(stack_storage);
+  o.hash_storage = static_cast<size_t>(hash_storage);
+  if (cmd.given("cpu")) {
+    if (cpu < 0) return cmd.usage_error("CPU must be a CPU number");
+    o.cpu = cpu;
+  }
+  if (o.duration && !(*o.duration > 0)) return cmd.usage_error("duration must be positive");
+  return std::nullopt;
+}
+
+}  // namespace
+
+int profile_main(int argc, char** argv) {
+  profile::Options o;
+  if (auto code = parse(argc, argv, o)) return *code;
+
+  cli::install_stop_handlers();
+  auto profiler = profile::Profiler::start(o);
+  if (!profiler) {
+    std::cerr << "profile: " << profiler.error().str() << "\n";
+    return cli::kExitFailure;
+  }
+  if (!o.folded) std::cout << profile::header(o) << std::endl;
+
+  cli::Deadline deadline(o.duration);
+  while (!cli::stop_requested() && !deadline.expired()) profiler->poll(deadline.poll_timeout_ms(250));
+  profiler->stop();
+
+  if (cli::stop_signal() == SIGPIPE) return cli::kExitOk;
+  if (!o.folded) std::cout << "\n";
+  profiler->report(std::cout, std::cerr);
+  return cli::kExitOk;
+}
+
+}  // namespace tracekit::tools
