@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <unordered_map>
 
 namespace tracekit::output {
 
@@ -95,6 +96,40 @@ std::string frame_text(const Frame& f, bool kernel, const Style& style) {
   }
   if (kernel && style.annotate_kernel) s += "_[k]";
   return s;
+}
+
+namespace {
+
+// The text a record prints as, less its value: the grouping key of
+// merge_same_text().
+std::string text_key(const Record& r, const Style& style) {
+  std::string key = r.comm;
+  key += '\0' + std::to_string(r.pid);
+  for (const Stack* side : {&r.kernel, &r.user}) {
+    key += '\0' + std::to_string(static_cast<int>(side->state));
+    for (const Frame& f : side->frames) {
+      key += '\n';
+      if (style.addresses) key += std::to_string(f.addr) + ' ';
+      key += frame_text(f, side == &r.kernel, style);
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
+void merge_same_text(std::vector<Record>& records, const Style& style) {
+  std::unordered_map<std::string, size_t> first;  // key -> index in merged
+  std::vector<Record> merged;
+  merged.reserve(records.size());
+  for (Record& r : records) {
+    auto [it, added] = first.emplace(text_key(r, style), merged.size());
+    if (added)
+      merged.push_back(std::move(r));
+    else
+      merged[it->second].value += r.value;
+  }
+  records = std::move(merged);
 }
 
 void sort_by_value(std::vector<Record>& records) {

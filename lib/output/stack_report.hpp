@@ -69,6 +69,14 @@ struct Style {
 // so that the largest is printed last, as bcc does.
 void sort_by_value(std::vector<Record>& records);
 
+// Merges records that would print the same text under style (same comm, pid,
+// stack states and frame texts; addresses too when style shows them), summing
+// their values; the first of each group keeps its place. Stacks that differ
+// only in raw addresses inside the same functions (different instructions of
+// one loop) then print once, with their total, instead of once per address
+// as bcc does.
+void merge_same_text(std::vector<Record>& records, const Style& style);
+
 // Writes records in the order given.
 void render_multiline(std::ostream& out, const std::vector<Record>& records, const Style& style);
 void render_folded(std::ostream& out, const std::vector<Record>& records, const Style& style);

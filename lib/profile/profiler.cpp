@@ -189,11 +189,12 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   report::StackResolver resolver(&ksyms, user_syms_.get());
   report::Missing missing;
   auto records = report::build_records(counts_, resolver, &missing);
-  output::sort_by_value(records);
 
   output::Style style;
   style.delimiter = opts_.delimited && !opts_.user_only && !opts_.kernel_only;
   style.annotate_kernel = opts_.annotate;
+  output::merge_same_text(records, style);
+  output::sort_by_value(records);
   if (opts_.folded)
     output::render_folded(out, records, style);
   else

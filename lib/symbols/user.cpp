@@ -194,7 +194,11 @@ std::shared_ptr<FuncTable> FuncTable::build(Dwfl_Module* mod, uint64_t bias) {
     }
     t->funcs_.push_back(
         {rel, end, sym.st_size != 0, static_cast<uint32_t>(t->names_.size()), rank(sym, name)});
-    t->names_.append(name).push_back('\0');
+    // Symbol versions ("clock_gettime@@GLIBC_2.17" in a .symtab) are not
+    // part of the function's name as bcc and perf print it.
+    std::string_view plain(name);
+    plain = plain.substr(0, plain.find('@'));
+    t->names_.append(plain).push_back('\0');
   }
   auto& f = t->funcs_;
   // Among aliases: the best rank, then a sized one, then the first listed.

@@ -41,11 +41,11 @@ std::string workload_path(const std::string& name) {
   return env_or("TRACEKIT_WORKLOADS", "build/workloads") + "/" + name;
 }
 
-RunResult run(const std::vector<std::string>& argv, double timeout_s) {
+Running::Running(const std::vector<std::string>& argv) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
-  pid_t pid = fork();
-  if (pid == 0) {
+  pid_ = fork();
+  if (pid_ == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
@@ -56,39 +56,72 @@ RunResult run(const std::vector<std::string>& argv, double timeout_s) {
   }
   close(out[1]);
   close(err[1]);
-  RunResult r;
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
-  std::string* bufs[2] = {&r.out, &r.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                      std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      kill(pid, SIGKILL);
-      r.timed_out = true;
-      break;
-    }
-    if (poll(fds, 2, static_cast<int>(left.count())) < 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[65536];
-      ssize_t n = read(fds[i].fd, buf, sizeof buf);
-      if (n > 0) {
-        bufs[i]->append(buf, static_cast<size_t>(n));
-      } else {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
+  fds_[0] = out[0];
+  fds_[1] = err[0];
+}
+
+Running::~Running() {
+  for (int fd : fds_)
+    if (fd >= 0) close(fd);
+  if (!done_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+bool Running::pump(int timeout_ms) {
+  pollfd p[2] = {{fds_[0], POLLIN, 0}, {fds_[1], POLLIN, 0}};
+  if (fds_[0] < 0 && fds_[1] < 0) return false;
+  if (poll(p, 2, timeout_ms) <= 0) return true;
+  std::string* bufs[2] = {&r_.out, &r_.err};
+  for (int i = 0; i < 2; ++i) {
+    if (fds_[i] < 0 || !(p[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+    char buf[65536];
+    ssize_t n = read(fds_[i], buf, sizeof buf);
+    if (n > 0) {
+      bufs[i]->append(buf, static_cast<size_t>(n));
+    } else {
+      close(fds_[i]);
+      fds_[i] = -1;
     }
   }
-  for (auto& f : fds)
-    if (f.fd >= 0) close(f.fd);
+  return fds_[0] >= 0 || fds_[1] >= 0;
+}
+
+bool Running::wait_for_stdout(const std::string& text, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (r_.out.find(text) == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0 || !pump(static_cast<int>(left.count()))) return false;
+  }
+  return true;
+}
+
+void Running::signal(int sig) { kill(pid_, sig); }
+
+RunResult Running::finish(double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid_, SIGKILL);
+      r_.timed_out = true;
+      break;
+    }
+    if (!pump(static_cast<int>(left.count()))) break;
+  }
   int status = 0;
-  waitpid(pid, &status, 0);
-  r.exit_code = decode_status(status);
-  return r;
+  waitpid(pid_, &status, 0);
+  done_ = true;
+  r_.exit_code = decode_status(status);
+  return r_;
+}
+
+RunResult run(const std::vector<std::string>& argv, double timeout_s) {
+  Running r(argv);
+  return r.finish(timeout_s);
 }
 
 Workload::Workload(const std::string& name, const std::vector<std::string>& args) {

@@ -26,6 +26,31 @@ struct RunResult {
 // SIGKILLs it and sets timed_out).
 RunResult run(const std::vector<std::string>& argv, double timeout_s = 60);
 
+// A tool running in the background, its output collected as it comes.
+class Running {
+ public:
+  explicit Running(const std::vector<std::string>& argv);
+  ~Running();  // SIGKILLs and reaps the process if finish() was not called
+  Running(const Running&) = delete;
+  Running& operator=(const Running&) = delete;
+
+  // Reads output until stdout contains text (true) or timeout_s passes or
+  // the process closes its output (false).
+  bool wait_for_stdout(const std::string& text, double timeout_s);
+  void signal(int sig);
+  // Collects the rest of the output and the exit status (SIGKILL after
+  // timeout_s).
+  RunResult finish(double timeout_s);
+  pid_t pid() const { return pid_; }
+
+ private:
+  bool pump(int timeout_ms);  // false when both pipes are closed
+  pid_t pid_ = -1;
+  int fds_[2] = {-1, -1};
+  RunResult r_;
+  bool done_ = false;
+};
+
 // A child process started from a workload binary; it must print a line
 // "ready PID" first. Killed (SIGKILL, by PID) and reaped on destruction.
 class Workload {

@@ -1,5 +1,6 @@
 // profile against workloads with known behaviour, on this kernel.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -281,6 +282,42 @@ TEST_F(ProfileRuntime, AgreesWithPerfOnHottestFunction) {
   ASSERT_FALSE(our_leaf.empty());
   EXPECT_EQ(hottest(perf_leaf), "func_b");
   EXPECT_EQ(hottest(our_leaf), hottest(perf_leaf));
+}
+
+}  // namespace
+}  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// Ctrl-C, SIGTERM and SIGHUP end the run normally: the report of what was
+// gathered is printed and the exit status is 0.
+TEST_F(ProfileRuntime, StopSignalsStillPrintTheReport) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    Workload w("cpuratio");
+    Running p({tool_path("profile"), "-F", "199", "-p", w.pid_str()});
+    ASSERT_TRUE(p.wait_for_stdout("Hit Ctrl-C to end.\n", 10)) << "header never came";
+    // Let samples accumulate: at 199 Hz, 0.5 s of a busy process is ~100.
+    usleep(500000);
+    p.signal(sig);
+    auto r = p.finish(30);
+    EXPECT_EQ(r.exit_code, 0) << "signal " << sig << ": " << r.err;
+    unsigned long total = 0;
+    for (auto& rec : parse_multiline(r.out)) total += rec.value;
+    EXPECT_GT(total, 20u) << "signal " << sig << "\n" << r.out;
+  }
+}
+
+// A reader that has gone away (`profile 1 | true`: the report is written to
+// a closed pipe) ends the run with status 0 and no error message.
+TEST_F(ProfileRuntime, ClosedStdoutEndsQuietly) {
+  Workload w("cpuratio");
+  auto r = run({"/bin/bash", "-c",
+                tool_path("profile") + " -F 499 -p " + w.pid_str() +
+                    " 1 | true; echo ${PIPESTATUS[0]}"},
+               30);
+  EXPECT_EQ(r.out, "0\n");
+  EXPECT_TRUE(r.err.empty()) << r.err;
 }
 
 }  // namespace

@@ -396,3 +396,56 @@ TEST(OutputSortTest, Empty) {
 
 }  // namespace
 }  // namespace tracekit::output
+
+namespace tracekit::output {
+namespace {
+
+Record rec(std::string comm, uint64_t addr, std::string name, uint64_t value) {
+  Record r;
+  r.comm = std::move(comm);
+  r.pid = 5;
+  r.user.state = StackState::kPresent;
+  r.user.frames = {Frame{addr, std::move(name), 0}};
+  r.value = value;
+  return r;
+}
+
+TEST(OutputMergeTest, SameTextMergesAndKeepsFirstPlace) {
+  std::vector<Record> rs{rec("a", 0x10, "f", 1), rec("a", 0x20, "g", 2), rec("a", 0x11, "f", 3),
+                         rec("b", 0x10, "f", 4)};
+  Style style;
+  merge_same_text(rs, style);
+  ASSERT_EQ(rs.size(), 3u);
+  EXPECT_EQ(rs[0].user.frames[0].name, "f");
+  EXPECT_EQ(rs[0].value, 4u);
+  EXPECT_EQ(rs[1].value, 2u);
+  EXPECT_EQ(rs[2].comm, "b");
+}
+
+TEST(OutputMergeTest, AddressesOrOffsetsShownKeepRecordsApart) {
+  std::vector<Record> rs{rec("a", 0x10, "f", 1), rec("a", 0x11, "f", 3)};
+  rs[1].user.frames[0].offset = 1;
+  Style with_addr;
+  with_addr.addresses = true;
+  auto copy = rs;
+  merge_same_text(copy, with_addr);
+  EXPECT_EQ(copy.size(), 2u);
+  Style with_off;
+  with_off.offsets = true;
+  copy = rs;
+  merge_same_text(copy, with_off);
+  EXPECT_EQ(copy.size(), 2u);
+}
+
+TEST(OutputMergeTest, StatesAreNotMixedUp) {
+  Record missed = rec("a", 0, "", 1);
+  missed.user = {StackState::kMissed, {}};
+  Record absent = rec("a", 0, "", 1);
+  absent.user = {};
+  std::vector<Record> rs{missed, absent};
+  merge_same_text(rs, Style{});
+  EXPECT_EQ(rs.size(), 2u);
+}
+
+}  // namespace
+}  // namespace tracekit::output
