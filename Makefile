@@ -82,7 +82,7 @@ $(TOOL_LINKS): $(MULTICALL)
 # Workloads: small programs with known behaviour, built at -O0: GCC 12 drops
 # the frame pointer of leaf functions at -O1 and above even with
 # -fno-omit-frame-pointer, which hides the leaf's caller from stack walks.
-$(BUILD)/workloads/%: tests/workloads/%.c | deps
+$(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $<")
 	$(Q)$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \

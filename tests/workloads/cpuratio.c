@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 static volatile unsigned long sink;
 
 __attribute__((noinline)) void func_a(unsigned long n) {
@@ -23,17 +25,10 @@ __attribute__((noinline)) void func_b(unsigned long n) {
   for (unsigned long i = 0; i < n; i++) sink += i;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char** argv) {
   double secs = argc > 1 ? atof(argv[1]) : 0;
   if (argc > 2) prctl(PR_SET_NAME, argv[2], 0, 0, 0);
-  printf("ready %d\n", (int)getpid());
-  fflush(stdout);
+  say_ready();
   double start = now();
   while (secs <= 0 || now() - start < secs) {
     func_a(200000);

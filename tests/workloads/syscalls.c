@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "workload.h"
+
 /* always_inline: the syscall instruction must sit in syscall_loop itself. */
 static inline __attribute__((always_inline)) long raw_getppid(void) {
   long ret;
@@ -26,16 +28,9 @@ __attribute__((noinline)) long syscall_loop(long n) {
   return sum;
 }
 
-static double now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int main(int argc, char** argv) {
   double secs = argc > 1 ? atof(argv[1]) : 0;
-  printf("ready %d\n", (int)getpid());
-  fflush(stdout);
+  say_ready();
   double start = now();
   long sum = 0;
   while (secs <= 0 || now() - start < secs) sum += syscall_loop(10000);
