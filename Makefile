@@ -125,10 +125,10 @@ demo: all workloads
 	$(Q)scripts/demo
 
 install: all
-	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
-	install -m 0755 $(MULTICALL) $(DESTDIR)$(BINDIR)/tracekit
-	for t in $(TOOLS); do ln -sf tracekit $(DESTDIR)$(BINDIR)/$$t; done
-	for m in man/man8/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man8/; done; true
+	$(Q)install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8
+	$(Q)install -m 0755 $(MULTICALL) $(DESTDIR)$(BINDIR)/tracekit
+	$(Q)for t in $(TOOLS); do ln -sf tracekit $(DESTDIR)$(BINDIR)/$$t; done
+	$(Q)for m in man/man8/*.8; do [ -e "$$m" ] && install -m 0644 "$$m" $(DESTDIR)$(MANDIR)/man8/; done; true
 
 clean:
 	rm -rf $(BUILD)
