@@ -31,7 +31,7 @@ WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -Ilib -MMD -MP
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
-LDLIBS    := -lboost_program_options -ldw -lelf -lpthread
+LDLIBS    := -lboost_program_options -ltracefs -ltraceevent -ldw -lelf -lpthread
 TEST_LIBS := -lgtest -lgmock -lpthread
 
 LIB_SRCS     := $(shell find lib -name '*.cpp' 2>/dev/null | sort)

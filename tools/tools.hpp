@@ -6,5 +6,6 @@
 namespace tracekit::tools {
 
 int profile_main(int argc, char** argv);
+int offcputime_main(int argc, char** argv);
 
 }  // namespace tracekit::tools

@@ -16,6 +16,7 @@ struct Entry {
 
 constexpr Entry kTools[] = {
     {"profile", tracekit::tools::profile_main, "sample on-CPU stacks at a timed interval"},
+    {"offcputime", tracekit::tools::offcputime_main, "sum blocked (off-CPU) time by stack"},
 };
 
 const Entry* find(std::string_view name) {

@@ -152,4 +152,28 @@ bool decode_lost(std::span<const uint8_t> record, uint64_t& lost) {
   return c.get(id) && c.get(lost);
 }
 
+bool decode_context_switch(uint64_t sample_type, std::span<const uint8_t> record,
+                           ContextSwitch& out) {
+  uint16_t misc = 0;
+  auto rec = body(record, PERF_RECORD_SWITCH_CPU_WIDE, 0, &misc);
+  Cursor c(rec, rec.empty() ? 0 : sizeof(perf_event_header));
+  if (rec.empty() || !(c.get(out.other_pid) && c.get(out.other_tid))) return false;
+  out.out = (misc & PERF_RECORD_MISC_SWITCH_OUT) != 0;
+  out.preempt = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+  // sample_id: only the fields of sample_type, in this order.
+  if (sample_type & PERF_SAMPLE_TID)
+    if (!(c.get(out.pid) && c.get(out.tid))) return false;
+  if (sample_type & PERF_SAMPLE_TIME)
+    if (!c.get(out.time)) return false;
+  if (sample_type & PERF_SAMPLE_ID)
+    if (!c.skip(8)) return false;
+  if (sample_type & PERF_SAMPLE_STREAM_ID)
+    if (!c.skip(8)) return false;
+  if (sample_type & PERF_SAMPLE_CPU) {
+    uint32_t res;
+    if (!(c.get(out.cpu) && c.get(res))) return false;
+  }
+  return true;
+}
+
 }  // namespace tracekit::perf

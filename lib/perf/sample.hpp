@@ -75,4 +75,21 @@ bool decode_task(std::span<const uint8_t> record, Task& out);
 // PERF_RECORD_LOST: how many records the kernel could not write.
 bool decode_lost(std::span<const uint8_t> record, uint64_t& lost);
 
+// PERF_RECORD_SWITCH_CPU_WIDE (attr.context_switch on a per-CPU event),
+// with the sample_id fields attr.sample_id_all appends, laid out by
+// sample_type (TID, TIME, ID, STREAM_ID, CPU, IDENTIFIER in that order).
+// A switch-in record is written in the incoming task's context: pid/tid are
+// the incoming task, other_pid/other_tid the one it replaced; a switch-out
+// record the other way round.
+struct ContextSwitch {
+  bool out = false;  // PERF_RECORD_MISC_SWITCH_OUT
+  bool preempt = false;  // out while runnable (PERF_RECORD_MISC_SWITCH_OUT_PREEMPT)
+  uint32_t other_pid = 0, other_tid = 0;
+  uint32_t pid = 0, tid = 0;  // from sample_id (PERF_SAMPLE_TID)
+  uint64_t time = 0;          // from sample_id (PERF_SAMPLE_TIME)
+  uint32_t cpu = 0;           // from sample_id (PERF_SAMPLE_CPU)
+};
+bool decode_context_switch(uint64_t sample_type, std::span<const uint8_t> record,
+                           ContextSwitch& out);
+
 }  // namespace tracekit::perf

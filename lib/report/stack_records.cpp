@@ -40,7 +40,8 @@ std::vector<output::Frame> StackResolver::user(uint32_t pid, std::span<const uin
 
 std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
                                           StackResolver& resolver, Missing* missing,
-                                          bool pid_in_record) {
+                                          bool pid_in_record,
+                                          const std::function<uint32_t(uint32_t)>& symbol_pid) {
   std::vector<output::Record> records;
   records.reserve(counts.counts.size());
   auto side = [&](aggregate::StackId id, auto&& resolve) {
@@ -60,7 +61,8 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
     r.comm = std::string(counts.comms.str(key.comm));
     r.pid = pid_in_record ? static_cast<int64_t>(key.pid) : -1;
     r.kernel = side(key.kernel, [&](auto f) { return resolver.kernel(f); });
-    r.user = side(key.user, [&](auto f) { return resolver.user(key.pid, f); });
+    uint32_t owner = symbol_pid ? symbol_pid(key.pid) : key.pid;
+    r.user = side(key.user, [&](auto f) { return resolver.user(owner, f); });
     r.value = total;
     records.push_back(std::move(r));
   });

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -35,11 +36,13 @@ struct Missing {
   uint64_t stacks = 0;  // sides that were collected but not stored (table full)
 };
 
-// One record per key of counts, in no particular order (sort with
+// One record per key of counts, in first-seen order (sort with
 // output::sort_by_value). pid_in_record: whether records carry the key's pid
-// (tools that do not key by process pass false and get pid -1).
-std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
-                                          StackResolver& resolver, Missing* missing,
-                                          bool pid_in_record = true);
+// (tools that do not key by process pass false and get pid -1). symbol_pid:
+// the process whose mappings resolve a key's user stack, when keys hold
+// thread IDs (offcputime); by default the key's pid itself.
+std::vector<output::Record> build_records(
+    const aggregate::StackCounts& counts, StackResolver& resolver, Missing* missing,
+    bool pid_in_record = true, const std::function<uint32_t(uint32_t)>& symbol_pid = {});
 
 }  // namespace tracekit::report

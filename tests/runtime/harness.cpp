@@ -1,14 +1,17 @@
 #include "harness.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <sstream>
 #include <stdexcept>
 
@@ -125,29 +128,25 @@ RunResult run(const std::vector<std::string>& argv, double timeout_s) {
 }
 
 Workload::Workload(const std::string& name, const std::vector<std::string>& args) {
-  int out[2];
-  if (pipe2(out, O_CLOEXEC)) throw std::runtime_error("pipe");
+  int out[2], in[2];
+  if (pipe2(out, O_CLOEXEC) || pipe2(in, O_CLOEXEC)) throw std::runtime_error("pipe");
   std::vector<std::string> argv{workload_path(name)};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_ = fork();
   if (pid_ == 0) {
     dup2(out[1], 1);
+    dup2(in[0], 0);
     auto a = c_argv(argv);
     execv(a[0], a.data());
     _exit(127);
   }
   close(out[1]);
-  // Wait for "ready PID\n": the workload is running its loop after this.
-  std::string line;
-  char c;
-  pollfd p{out[0], POLLIN, 0};
-  while (line.find('\n') == std::string::npos) {
-    if (poll(&p, 1, 10000) <= 0 || read(out[0], &c, 1) != 1) break;
-    line += c;
-  }
-  close(out[0]);
-  if (line.rfind("ready ", 0) != 0)
-    throw std::runtime_error("workload " + name + " did not become ready: '" + line + "'");
+  close(in[0]);
+  out_ = out[0];
+  in_ = in[1];
+  // "ready PID": the workload is running after this.
+  if (!wait_line("ready " + std::to_string(pid_), 10))
+    throw std::runtime_error("workload " + name + " did not become ready: '" + buffered_ + "'");
 }
 
 Workload::~Workload() {
@@ -155,6 +154,70 @@ Workload::~Workload() {
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
   }
+  if (in_ >= 0) close(in_);
+  if (out_ >= 0) close(out_);
+}
+
+void Workload::go() {
+  if (write(in_, "g", 1) != 1) throw std::runtime_error("cannot write to the workload");
+}
+
+bool Workload::wait_line(const std::string& line, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  for (;;) {
+    size_t nl;
+    while ((nl = buffered_.find('\n')) != std::string::npos) {
+      std::string got = buffered_.substr(0, nl);
+      buffered_.erase(0, nl + 1);
+      if (got == line) return true;
+    }
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{out_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buf[256];
+    ssize_t n = read(out_, buf, sizeof buf);
+    if (n <= 0) return false;
+    buffered_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+bool wait_for_perf_fds(pid_t pid, int n, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  while (std::chrono::steady_clock::now() < deadline) {
+    int count = 0;
+    if (DIR* d = opendir(dir.c_str())) {
+      while (dirent* e = readdir(d)) {
+        char target[256];
+        ssize_t len = readlinkat(dirfd(d), e->d_name, target, sizeof target - 1);
+        if (len <= 0) continue;
+        target[len] = 0;
+        if (std::string(target) == "anon_inode:[perf_event]") ++count;
+      }
+      closedir(d);
+    }
+    if (count >= n) return true;
+    usleep(2000);  // polling /proc: nothing to block on
+  }
+  return false;
+}
+
+bool wait_for_tracing(pid_t pid, int n, double timeout_s) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  if (!wait_for_perf_fds(pid, n, timeout_s)) return false;
+  std::string path = "/proc/" + std::to_string(pid) + "/syscall";
+  const std::string poll_nr = std::to_string(SYS_poll) + " ";
+  const std::string ppoll_nr = std::to_string(SYS_ppoll) + " ";
+  while (std::chrono::steady_clock::now() < deadline) {
+    std::ifstream in(path);
+    std::string line;
+    std::getline(in, line);
+    if (line.rfind(poll_nr, 0) == 0 || line.rfind(ppoll_nr, 0) == 0) return true;
+    usleep(1000);  // polling /proc: nothing to block on
+  }
+  return false;
 }
 
 void Workload::pin(int cpu) {

@@ -61,12 +61,30 @@ class Workload {
   Workload& operator=(const Workload&) = delete;
   pid_t pid() const { return pid_; }
   std::string pid_str() const { return std::to_string(pid_); }
-  // Runs `taskset -pc CPU PID` equivalent (sched_setaffinity).
+  // sched_setaffinity to one CPU.
   void pin(int cpu);
+  // Writes one byte to the workload's stdin (its "go").
+  void go();
+  // Reads the workload's stdout until a line equal to line arrives (true) or
+  // timeout_s passes (false).
+  bool wait_line(const std::string& line, double timeout_s);
 
  private:
   pid_t pid_ = -1;
+  int in_ = -1;   // its stdin
+  int out_ = -1;  // its stdout
+  std::string buffered_;
 };
+
+// Waits until process pid holds at least n perf event file descriptors
+// (a tool has opened its events). False after timeout_s.
+bool wait_for_perf_fds(pid_t pid, int n, double timeout_s);
+
+// Waits until a tool is tracing: it holds n perf event file descriptors and
+// its main thread is blocked in poll(2), which the tools call only from their
+// main loop, after every event is enabled (/proc/PID/syscall). For folded
+// output, which has no header line to wait for. False after timeout_s.
+bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 
 // Folded output "a;b;c 12" lines -> stack string -> count (summed when a
 // stack repeats).

@@ -377,3 +377,58 @@ TEST(PerfLostRecordTest, RejectsBadRecords) {
 
 }  // namespace
 }  // namespace tracekit::perf
+
+namespace tracekit::perf {
+namespace {
+
+std::vector<uint8_t> switch_record(bool out, uint32_t other_pid, uint32_t other_tid, uint32_t pid,
+                                   uint32_t tid, uint64_t time, uint32_t cpu) {
+  std::vector<uint8_t> r(8 + 8 + 8 + 8 + 8, 0);
+  perf_event_header h{PERF_RECORD_SWITCH_CPU_WIDE,
+                      static_cast<uint16_t>(out ? PERF_RECORD_MISC_SWITCH_OUT : 0),
+                      static_cast<uint16_t>(r.size())};
+  std::memcpy(r.data(), &h, 8);
+  uint32_t a[4] = {other_pid, other_tid, pid, tid};
+  std::memcpy(r.data() + 8, a, 16);
+  std::memcpy(r.data() + 24, &time, 8);
+  std::memcpy(r.data() + 32, &cpu, 4);
+  return r;
+}
+
+TEST(PerfContextSwitchTest, DecodesSwitchInWithSampleId) {
+  auto r = switch_record(false, 0, 0, 100, 101, 123456789, 1);
+  ContextSwitch cs;
+  ASSERT_TRUE(decode_context_switch(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU, r, cs));
+  EXPECT_FALSE(cs.out);
+  EXPECT_EQ(cs.pid, 100u);
+  EXPECT_EQ(cs.tid, 101u);
+  EXPECT_EQ(cs.time, 123456789u);
+  EXPECT_EQ(cs.cpu, 1u);
+  EXPECT_EQ(cs.other_pid, 0u);
+}
+
+TEST(PerfContextSwitchTest, SwitchOutAndTruncation) {
+  auto r = switch_record(true, 5, 6, 100, 101, 42, 0);
+  ContextSwitch cs;
+  ASSERT_TRUE(decode_context_switch(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU, r, cs));
+  EXPECT_TRUE(cs.out);
+  EXPECT_EQ(cs.other_tid, 6u);
+  // The same bytes cannot hold an ID field as well.
+  EXPECT_FALSE(decode_context_switch(
+      PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_ID | PERF_SAMPLE_CPU, r, cs));
+  r.resize(20);
+  perf_event_header h{PERF_RECORD_SWITCH_CPU_WIDE, 0, 20};
+  std::memcpy(r.data(), &h, 8);
+  EXPECT_FALSE(decode_context_switch(PERF_SAMPLE_TID | PERF_SAMPLE_TIME, r, cs));
+}
+
+TEST(PerfContextSwitchTest, OtherRecordTypesAreRejected) {
+  auto r = switch_record(false, 0, 0, 1, 1, 1, 0);
+  perf_event_header h{PERF_RECORD_COMM, 0, static_cast<uint16_t>(r.size())};
+  std::memcpy(r.data(), &h, 8);
+  ContextSwitch cs;
+  EXPECT_FALSE(decode_context_switch(PERF_SAMPLE_TID, r, cs));
+}
+
+}  // namespace
+}  // namespace tracekit::perf

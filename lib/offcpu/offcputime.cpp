@@ -1,0 +1,388 @@
+#include "offcpu/offcputime.hpp"
+
+#include <dirent.h>
+#include <signal.h>
+#include <time.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <ostream>
+#include <sstream>
+
+#include "output/stack_report.hpp"
+#include "perf/sample.hpp"
+#include "report/stack_records.hpp"
+#include "symbols/kallsyms.hpp"
+#include "tracefs/tracing_dir.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::offcpu {
+
+namespace {
+
+constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                                 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
+// sched_switch can run at tens of thousands per second per CPU, each record
+// carrying up to 127 frames: 2 MiB rings, drained every 100 ms at least.
+constexpr size_t kRingPages = 512;
+// Events reach the rings within microseconds of their timestamps; everything
+// older than this behind the clock is in the rings when a drain starts.
+constexpr uint64_t kHorizonMarginNs = 20'000'000;
+// A tracepoint filter naming more threads than this is not worth its cost in
+// the kernel; such processes are filtered in user space only.
+constexpr size_t kMaxFilterThreads = 64;
+constexpr uint32_t kPfKthread = 0x00200000;
+
+uint64_t monotonic_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+bool exists(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+std::vector<int> threads_of(int pid) {
+  std::vector<int> tids;
+  std::string dir = "/proc/" + std::to_string(pid) + "/task";
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* e = readdir(d))
+      if (auto t = parse_int<int>(e->d_name)) tids.push_back(*t);
+    closedir(d);
+  }
+  std::sort(tids.begin(), tids.end());
+  return tids;
+}
+
+// "prev_pid == 5 || prev_pid == 6 ..." for the kernel.
+std::string tid_filter(const std::vector<int>& tids) {
+  std::string f;
+  for (int t : tids) {
+    if (!f.empty()) f += " || ";
+    f += "prev_pid == " + std::to_string(t);
+  }
+  return f;
+}
+
+}  // namespace
+
+std::optional<uint64_t> state_bits(std::string_view letters) {
+  if (letters.empty()) return std::nullopt;
+  uint64_t bits = 0;
+  for (char c : letters) {
+    switch (c) {
+      case 'R': break;
+      case '+': break;  // preempted while runnable: still R
+      case '|': break;
+      case 'S': bits |= 1; break;
+      case 'D': bits |= 2; break;
+      case 'T': bits |= 4; break;
+      case 't': bits |= 8; break;
+      case 'X': bits |= 16; break;
+      case 'Z': bits |= 32; break;
+      case 'P': bits |= 64; break;
+      case 'x': bits |= 128; break;
+      case 'K': bits |= 256; break;
+      case 'W': bits |= 512; break;
+      case 'N': bits |= 1024; break;
+      case 'I': bits |= 1026; break;
+      default: return std::nullopt;
+    }
+  }
+  return bits;
+}
+
+std::string header(const Options& o) {
+  std::ostringstream s;
+  s << "Tracing off-CPU time (us) of ";
+  if (o.pid)
+    s << "PID " << *o.pid;
+  else if (o.tid)
+    s << "TID " << *o.tid;
+  else if (o.user_threads_only)
+    s << "user threads";
+  else if (o.kernel_threads_only)
+    s << "kernel threads";
+  else
+    s << "all threads";
+  s << " by "
+    << (o.user_stacks_only ? "user" : o.kernel_stacks_only ? "kernel" : "user + kernel")
+    << " stack";
+  if (o.duration)
+    s << " for " << static_cast<long>(*o.duration) << " secs.";
+  else
+    s << "... Hit Ctrl-C to end.";
+  return s.str();
+}
+
+Tracer::Tracer(const Options& o, tracefs::EventFormat format)
+    : opts_(o),
+      format_(std::move(format)),
+      user_syms_(std::make_unique<symbols::UserSymbols>()),
+      counts_(o.stack_storage, o.hash_storage) {}
+
+Tracer::Tracer(Tracer&&) noexcept = default;
+Tracer::~Tracer() = default;
+
+Result<Tracer> Tracer::start(const Options& o) {
+  if (o.pid && !exists(*o.pid))
+    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+  if (o.tid && !exists(*o.tid))
+    return Error{0, "no thread with TID " + std::to_string(*o.tid), {},
+                 "check the TID with ps -eLf"};
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return dir.error();
+  auto format = tracefs::EventFormat::load(*dir, "sched", "sched_switch");
+  if (!format) return format.error();
+  Tracer t(o, std::move(*format));
+  t.f_prev_pid_ = t.format_.field("prev_pid");
+  t.f_prev_state_ = t.format_.field("prev_state");
+  t.f_prev_comm_ = t.format_.field("prev_comm");
+  if (!t.f_prev_pid_ || !t.f_prev_state_ || !t.f_prev_comm_)
+    return Error{0, "sched:sched_switch lacks prev_pid, prev_state or prev_comm", {},
+                 "this kernel's tracepoint format is not supported"};
+
+  auto cpus = perf::online_cpus();
+  if (!cpus) return cpus.error();
+  perf_event_attr attr{};
+  attr.type = PERF_TYPE_TRACEPOINT;
+  attr.config = static_cast<uint64_t>(t.format_.id());
+  attr.sample_period = 1;
+  attr.sample_type = kSampleType;
+  attr.disabled = 1;
+  attr.context_switch = 1;  // switch-in records: see offcpu/pairing.hpp
+  attr.sample_id_all = 1;   // ... with time, tid and cpu
+  attr.comm = 1;
+  attr.comm_exec = 1;
+  attr.use_clockid = 1;
+  attr.clockid = CLOCK_MONOTONIC;
+  attr.exclude_callchain_user = o.kernel_stacks_only;
+  attr.exclude_callchain_kernel = o.user_stacks_only;
+  attr.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
+  attr.watermark = 1;
+  attr.wakeup_watermark = kRingPages * 4096 / 4;
+  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, kRingPages);
+  if (!events) return events.error();
+  t.events_.emplace(std::move(*events));
+  if (o.tid) {
+    if (auto st = t.set_filter({*o.tid}); !st) return st.error();
+  } else if (o.pid) {
+    t.refresh_filter();
+  }
+  if (auto st = t.events_->enable(); !st) return st.error();
+  return t;
+}
+
+// Only the switch-outs of the traced threads are sampled; the switch-in
+// records are side-band and not filtered.
+Status Tracer::set_filter(const std::vector<int>& tids) {
+  std::string f = tids.empty() ? "prev_pid != 0" : tid_filter(tids);
+  if (auto st = events_->set_filter(f); !st) return st;
+  filter_tids_ = tids;
+  return {};
+}
+
+// -p: the kernel filter names the process's threads; threads started later
+// are added at the next refresh (once a second).
+void Tracer::refresh_filter() {
+  last_refresh_ns_ = monotonic_ns();
+  auto tids = threads_of(*opts_.pid);
+  if (tids.empty()) return;  // the process is gone: keep the last filter
+  if (tids.size() > kMaxFilterThreads) tids.clear();  // filter in user space only
+  if (tids != filter_tids_) (void)set_filter(tids);
+}
+
+bool Tracer::is_kernel_thread(uint32_t tid) {
+  auto it = kthread_.find(tid);
+  if (it != kthread_.end()) return it->second;
+  bool k = false;
+  // /proc/TID/stat: "pid (comm) state ppid ... flags" with flags the 9th
+  // field; comm may hold spaces and parentheses, so count from the last ')'.
+  auto stat = read_file("/proc/" + std::to_string(tid) + "/stat");
+  if (stat) {
+    auto close = stat->rfind(')');
+    if (close != std::string::npos) {
+      auto fields = split(trim(std::string_view(*stat).substr(close + 1)), ' ');
+      if (fields.size() > 6)
+        if (auto flags = parse_int<uint32_t>(fields[6])) k = (*flags & kPfKthread) != 0;
+    }
+  }
+  kthread_.emplace(tid, k);
+  return k;
+}
+
+Tracer::StateInfo Tracer::state_of(uint64_t value, std::span<const uint8_t> raw) {
+  auto it = states_.find(value);
+  if (it != states_.end()) return it->second;
+  // The kernel's print format says what the number means on this kernel.
+  std::string text = format_.print(raw);
+  StateInfo info{value, false};
+  auto at = text.find("prev_state=");
+  if (at != std::string::npos) {
+    auto letters = std::string_view(text).substr(at + 11);
+    letters = letters.substr(0, letters.find(' '));
+    if (auto bits = state_bits(letters)) {
+      info.bits = *bits;
+      info.dead = letters.find_first_of("XZx") != std::string_view::npos;
+    }
+  }
+  states_.emplace(value, info);
+  return info;
+}
+
+void Tracer::consume(const perf_event_header& h, std::span<const uint8_t> rec) {
+  switch (h.type) {
+    case PERF_RECORD_SAMPLE: {
+      perf::Sample smp;
+      if (perf::decode_sample(kSampleType, rec, smp))
+        switched_out(smp);
+      else
+        ++undecodable_;
+      return;
+    }
+    case PERF_RECORD_SWITCH_CPU_WIDE: {
+      perf::ContextSwitch cs;
+      if (!perf::decode_context_switch(kSampleType, rec, cs)) {
+        ++undecodable_;
+        return;
+      }
+      if (!cs.out && cs.tid != 0) {
+        SchedEvent e;
+        e.kind = SchedEvent::kSwitchIn;
+        e.time = cs.time;
+        e.tid = cs.tid;
+        order_.push(e);
+      }
+      return;
+    }
+    case PERF_RECORD_LOST:
+      // Periods around the gap cannot be trusted: finish what came before
+      // it, then forget every open period.
+      order_.release_all([this](const SchedEvent& e) { process(e); });
+      pairer_.reset();
+      return;
+    case PERF_RECORD_COMM: {
+      perf::Comm c;
+      if (perf::decode_comm(rec, c) && c.exec && c.pid == c.tid)
+        user_syms_->forget(static_cast<pid_t>(c.pid));
+      return;
+    }
+    default:
+      return;
+  }
+}
+
+void Tracer::switched_out(const perf::Sample& smp) {
+  auto prev = format_.number(f_prev_pid_, smp.raw);
+  auto state = format_.number(f_prev_state_, smp.raw);
+  if (!prev || !state) {
+    ++undecodable_;
+    return;
+  }
+  SchedEvent e;
+  e.kind = SchedEvent::kSwitchOut;
+  e.time = smp.time;
+  e.tid = static_cast<uint32_t>(*prev);
+  StateInfo st = state_of(*state, smp.raw);
+
+  // Filters of the switch-out: which blocked periods count at all.
+  bool counted = e.tid != 0 && !st.dead;
+  if (counted && opts_.pid) counted = smp.pid == static_cast<uint32_t>(*opts_.pid);
+  if (counted && opts_.tid) counted = e.tid == static_cast<uint32_t>(*opts_.tid);
+  if (counted && opts_.state)
+    counted = *opts_.state == 0 ? st.bits == 0 : (st.bits & *opts_.state) != 0;
+  if (counted && (opts_.user_threads_only || opts_.kernel_threads_only))
+    counted = is_kernel_thread(e.tid) == opts_.kernel_threads_only;
+  if (counted) {
+    auto chains = perf::split_callchain(smp.callchain);
+    e.counted = true;
+    e.start.time = smp.time;
+    e.start.tgid = smp.pid;
+    e.start.comm = counts_.comms.intern(format_.string(f_prev_comm_, smp.raw));
+    if (!opts_.user_stacks_only) e.start.kernel = counts_.side(chains.kernel);
+    if (!opts_.kernel_stacks_only) {
+      e.start.user = counts_.side(chains.user);
+      if (!chains.user.empty()) user_syms_->note_process(static_cast<pid_t>(smp.pid));
+    }
+    tgid_of_[e.tid] = smp.pid;
+  }
+  order_.push(e);
+}
+
+void Tracer::process(const SchedEvent& e) {
+  if (e.kind == SchedEvent::kSwitchOut) {
+    if (e.counted)
+      pairer_.switch_out(e.tid, e.start);
+    else
+      pairer_.ignore(e.tid);
+    return;
+  }
+  auto p = pairer_.switch_in(e.tid, e.time);
+  if (!p) return;
+  uint64_t us = p->duration_ns() / 1000;
+  if (us < opts_.min_us || us > opts_.max_us) return;
+  counts_.counts.add({p->tid, p->start.comm, p->start.kernel, p->start.user}, us);
+}
+
+void Tracer::drain(uint64_t horizon) {
+  events_->drain([this](int, const perf_event_header& h, std::span<const uint8_t> r) {
+    consume(h, r);
+  });
+  order_.release(horizon, [this](const SchedEvent& e) { process(e); });
+}
+
+void Tracer::poll(int timeout_ms) {
+  events_->wait(timeout_ms);
+  uint64_t now = monotonic_ns();
+  drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
+  if (opts_.pid && now - last_refresh_ns_ > 1'000'000'000ull) refresh_filter();
+}
+
+void Tracer::stop() {
+  (void)events_->disable();
+  drain(UINT64_MAX);
+  lost_ = events_->lost();
+}
+
+void Tracer::report(std::ostream& out, std::ostream& err) {
+  symbols::KernelSymbols ksyms;
+  if (!opts_.user_stacks_only) {
+    auto k = symbols::KernelSymbols::load();
+    if (k.ok())
+      ksyms = std::move(*k);
+    else
+      err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
+  }
+  report::StackResolver resolver(&ksyms, user_syms_.get());
+  report::Missing missing;
+  auto records = report::build_records(counts_, resolver, &missing, true, [this](uint32_t tid) {
+    auto it = tgid_of_.find(tid);
+    return it == tgid_of_.end() ? tid : it->second;
+  });
+  output::Style style;
+  style.delimiter = opts_.delimited && !opts_.user_stacks_only && !opts_.kernel_stacks_only;
+  style.offsets = opts_.offsets;
+  style.addresses = opts_.addresses && !opts_.folded;
+  output::merge_same_text(records, style);
+  output::sort_by_value(records);
+  if (opts_.folded)
+    output::render_folded(out, records, style);
+  else
+    output::render_multiline(out, records, style);
+  out.flush();
+
+  if (missing.stacks > 0)
+    err << "WARNING: " << missing.stacks
+        << " stack traces lost and could not be displayed. Consider increasing "
+           "--stack-storage-size.\n";
+  if (counts_.counts.dropped() > 0)
+    err << "WARNING: " << counts_.counts.dropped()
+        << " off-CPU periods dropped: the key table is full. Consider increasing "
+           "--hash-storage-size.\n";
+  if (lost_ > 0)
+    err << "WARNING: " << lost_
+        << " scheduler events lost (ring buffer overflow); the periods around them were not "
+           "counted.\n";
+  if (undecodable_ > 0) err << "WARNING: " << undecodable_ << " records could not be decoded.\n";
+}
+
+}  // namespace tracekit::offcpu

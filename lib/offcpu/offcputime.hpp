@@ -1,0 +1,110 @@
+// offcputime: time spent blocked, summed by blocked stack and thread.
+//
+// One perf event per CPU on the sched:sched_switch tracepoint, sampling every
+// switch with PERF_SAMPLE_CALLCHAIN | RAW | TID | TIME | CPU. At a switch the
+// callchain is the outgoing task's (prev): where it blocked. The RAW record
+// (decoded with the tracepoint's format file through libtraceevent) gives
+// prev_pid, prev_state and prev_comm. The same events carry perf's
+// context-switch records (attr.context_switch), which give every switch-in.
+// A period runs from a task's switch-out to its next switch-in on any CPU
+// (see offcpu/pairing.hpp); its length in microseconds is added to (thread,
+// comm, kernel stack, user stack). -p/-t go into the kernel as a tracepoint
+// filter on the samples, so a busy system does not flood the rings with
+// stacks of other processes.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "aggregate/stack_counts.hpp"
+#include "offcpu/pairing.hpp"
+#include "perf/per_cpu.hpp"
+#include "perf/sample.hpp"
+#include "symbols/user.hpp"
+#include "tracefs/event_format.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::offcpu {
+
+struct Options {
+  std::optional<int> pid;  // -p: this process (tgid) only
+  std::optional<int> tid;  // -t: this thread only
+  bool user_threads_only = false;    // -u
+  bool kernel_threads_only = false;  // -k
+  bool user_stacks_only = false;     // -U
+  bool kernel_stacks_only = false;   // -K
+  bool delimited = false;            // -d
+  bool folded = false;               // -f
+  bool offsets = false;              // -s
+  bool addresses = false;            // -v
+  size_t stack_storage = 16384;      // --stack-storage-size
+  size_t hash_storage = 40960;       // --hash-storage-size
+  uint64_t min_us = 1;               // -m
+  uint64_t max_us = UINT64_MAX;      // -M
+  std::optional<uint64_t> state;     // --state
+  std::optional<double> duration;
+};
+
+// "Tracing off-CPU time (us) of all threads by user + kernel stack... Hit
+// Ctrl-C to end." and its variants, as bcc prints them.
+std::string header(const Options& o);
+
+// prev_state as the kernel prints it ("S", "D", "R+", "I", "X", "S|D"...)
+// turned into the task state bits bcc's --state matches: R 0, S 1, D 2, T 4,
+// t 8, X 16, Z 32, P 64, x 128 (TASK_DEAD), K 256, W 512, N 1024, I 1026
+// (TASK_IDLE = D | N). nullopt for text it does not know.
+std::optional<uint64_t> state_bits(std::string_view letters);
+
+class Tracer {
+ public:
+  // Checks the options against this machine (PID/TID exist), opens the
+  // events with the kernel filter and enables them.
+  static Result<Tracer> start(const Options& o);
+
+  void poll(int timeout_ms);
+  void stop();
+  void report(std::ostream& out, std::ostream& err);
+
+  Tracer(Tracer&&) noexcept;
+  ~Tracer();
+
+ private:
+  Tracer(const Options& o, tracefs::EventFormat format);
+  void consume(const perf_event_header& h, std::span<const uint8_t> rec);
+  void switched_out(const perf::Sample& smp);
+  void process(const SchedEvent& e);
+  Status set_filter(const std::vector<int>& tids);
+  void drain(uint64_t horizon);
+  bool is_kernel_thread(uint32_t tid);
+  struct StateInfo {
+    uint64_t bits;
+    bool dead;
+  };
+  StateInfo state_of(uint64_t value, std::span<const uint8_t> raw);
+  void refresh_filter();
+
+  Options opts_;
+  tracefs::EventFormat format_;
+  const struct tep_format_field* f_prev_pid_ = nullptr;
+  const struct tep_format_field* f_prev_state_ = nullptr;
+  const struct tep_format_field* f_prev_comm_ = nullptr;
+  std::optional<perf::PerCpuEvents> events_;
+  std::unique_ptr<symbols::UserSymbols> user_syms_;
+  aggregate::StackCounts counts_;
+  Pairer pairer_;
+  TimeOrder order_;
+  std::unordered_map<uint64_t, StateInfo> states_;
+  std::unordered_map<uint32_t, bool> kthread_;
+  std::unordered_map<uint32_t, uint32_t> tgid_of_;
+  std::vector<int> filter_tids_;
+  uint64_t last_refresh_ns_ = 0;
+  uint64_t lost_ = 0;
+  uint64_t undecodable_ = 0;
+};
+
+}  // namespace tracekit::offcpu

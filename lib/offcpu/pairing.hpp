@@ -1,0 +1,104 @@
+// Off-CPU periods from scheduler events.
+//
+// A task's off-CPU period starts when it is switched out and ends at its next
+// switch-in, on any CPU. Switch-outs come from sched:sched_switch samples
+// (they carry the blocked stack and prev_state); switch-ins come from perf's
+// own context-switch records (PERF_RECORD_SWITCH_CPU_WIDE, attr.context_switch),
+// written by the scheduler's perf hooks. The tracepoint alone is not enough:
+// some kernels do not emit sched_switch when a CPU leaves its idle task (seen
+// on a 6.18 VM: none at all for CPU 1, to perf or to ftrace), so a task woken
+// onto that idle CPU would have no switch-in; the switch records are complete.
+//
+// Events arrive in per-CPU rings, so a task that migrates has its switch-out
+// in one ring and its switch-in in another: TimeOrder merges the events of
+// all rings into time order before Pairer matches them. Only periods that
+// begin and end inside the trace count: a switch-in without a recorded
+// switch-out is ignored, and periods still open at the end are dropped. When
+// the kernel reports lost records, every open period is dropped (its end, or
+// a newer start, may be what was lost), so a loss can only shorten the
+// totals, never inflate them.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "aggregate/stack_table.hpp"
+
+namespace tracekit::offcpu {
+
+// What is remembered of a task when it is switched out.
+struct Start {
+  uint64_t time = 0;  // ns
+  uint32_t tgid = 0;
+  uint32_t comm = 0;  // StringTable id
+  aggregate::StackId kernel = aggregate::kNoStack;
+  aggregate::StackId user = aggregate::kNoStack;
+};
+
+struct Period {
+  uint32_t tid = 0;
+  Start start;
+  uint64_t end = 0;  // ns
+  uint64_t duration_ns() const { return end - start.time; }
+};
+
+class Pairer {
+ public:
+  // tid went off-CPU; replaces an older open period of tid (its switch-in was
+  // lost).
+  void switch_out(uint32_t tid, const Start& start) { open_[tid] = start; }
+  // tid went off-CPU but its period does not count (filtered out, or the
+  // task is dead): forget any open period, so that a new task reusing the tid
+  // does not inherit it.
+  void ignore(uint32_t tid) { open_.erase(tid); }
+  // tid came on-CPU at time: the period that ends, if one was open. A
+  // switch-in before the switch-out it would pair with is ignored.
+  std::optional<Period> switch_in(uint32_t tid, uint64_t time);
+  // Records were lost: drop every open period.
+  void reset() { open_.clear(); }
+  size_t open() const { return open_.size(); }
+
+ private:
+  std::unordered_map<uint32_t, Start> open_;
+};
+
+// One scheduler event, as TimeOrder holds it.
+struct SchedEvent {
+  enum Kind : uint8_t { kSwitchOut, kSwitchIn };
+  uint64_t time = 0;
+  uint32_t tid = 0;
+  Kind kind = kSwitchOut;
+  bool counted = false;  // kSwitchOut: passed the filters, opens a period
+  Start start;           // kSwitchOut and counted: what the period is keyed by
+};
+
+// Holds events until every ring has been read past their time, then hands
+// them out in time order. Records are written to the rings within
+// microseconds of their timestamp; anything older than the horizon (the
+// clock when a drain pass began, minus a margin) is complete.
+class TimeOrder {
+ public:
+  void push(const SchedEvent& e) { pending_.push_back(e); }
+  // Calls fn(const SchedEvent&) for every held event with time <= horizon,
+  // in time order (ties: in arrival order), and forgets them.
+  template <class Fn>
+  void release(uint64_t horizon, Fn&& fn) {
+    sort();
+    size_t n = 0;
+    while (n < pending_.size() && pending_[n].time <= horizon) fn(pending_[n++]);
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(n));
+  }
+  template <class Fn>
+  void release_all(Fn&& fn) {
+    release(UINT64_MAX, fn);
+  }
+  size_t size() const { return pending_.size(); }
+
+ private:
+  void sort();
+  std::vector<SchedEvent> pending_;
+};
+
+}  // namespace tracekit::offcpu

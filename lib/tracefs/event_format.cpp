@@ -1,0 +1,86 @@
+#include "tracefs/event_format.hpp"
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "util/strings.hpp"
+
+namespace tracekit::tracefs {
+
+void EventFormat::TepDeleter::operator()(tep_handle* t) const { tep_free(t); }
+
+EventFormat::EventFormat(EventFormat&&) noexcept = default;
+EventFormat& EventFormat::operator=(EventFormat&&) noexcept = default;
+EventFormat::~EventFormat() = default;
+
+Result<EventFormat> EventFormat::parse(std::string_view text, const std::string& system) {
+  EventFormat f;
+  f.tep_.reset(tep_alloc());
+  if (!f.tep_) return Error{ENOMEM, "cannot allocate a libtraceevent handle", {}, {}};
+  tep_set_long_size(f.tep_.get(), sizeof(long));
+  tep_set_page_size(f.tep_.get(), static_cast<int>(sysconf(_SC_PAGESIZE)));
+  // tep_parse_event registers the event with the handle (tep_print_event
+  // finds events by the id in the record); the name comes from the text.
+  std::string name;
+  for (auto line : split(text, '\n'))
+    if (line.rfind("name:", 0) == 0) name = std::string(trim(line.substr(5)));
+  if (name.empty() ||
+      tep_parse_event(f.tep_.get(), text.data(), text.size(), system.c_str()) != 0)
+    return Error{0, "cannot parse the event format", system, "libtraceevent rejected it"};
+  tep_event* ev = tep_find_event_by_name(f.tep_.get(), system.c_str(), name.c_str());
+  if (!ev) return Error{0, "cannot parse the event format", system + ":" + name, {}};
+  f.event_ = ev;
+  f.name_ = system + ":" + ev->name;
+  return f;
+}
+
+Result<EventFormat> EventFormat::load(const std::string& tracing_dir, const std::string& system,
+                                      const std::string& event) {
+  std::string path = tracing_dir + "/events/" + system + "/" + event + "/format";
+  auto text = read_file(path);
+  if (!text)
+    return Error{text.error().err, "no tracepoint " + system + ":" + event, path,
+                 "see " + tracing_dir + "/available_events"};
+  return parse(*text, system);
+}
+
+int EventFormat::id() const { return event_->id; }
+
+const tep_format_field* EventFormat::field(const char* name) const {
+  return tep_find_field(event_, name);
+}
+
+std::optional<uint64_t> EventFormat::number(const tep_format_field* f,
+                                            std::span<const uint8_t> raw) const {
+  if (!f || static_cast<size_t>(f->offset) + static_cast<size_t>(f->size) > raw.size())
+    return std::nullopt;
+  unsigned long long v = 0;
+  if (tep_read_number_field(const_cast<tep_format_field*>(f), raw.data(), &v) != 0)
+    return std::nullopt;
+  return v;
+}
+
+std::string_view EventFormat::string(const tep_format_field* f,
+                                     std::span<const uint8_t> raw) const {
+  if (!f || static_cast<size_t>(f->offset) + static_cast<size_t>(f->size) > raw.size()) return {};
+  const char* p = reinterpret_cast<const char*>(raw.data()) + f->offset;
+  return std::string_view(p, strnlen(p, static_cast<size_t>(f->size)));
+}
+
+std::string EventFormat::print(std::span<const uint8_t> raw) const {
+  tep_record rec{};
+  rec.data = const_cast<uint8_t*>(raw.data());
+  rec.size = static_cast<int>(raw.size());
+  trace_seq s;
+  trace_seq_init(&s);
+  tep_print_event(tep_.get(), &s, &rec, "%s", TEP_PRINT_INFO);
+  trace_seq_terminate(&s);
+  std::string out(s.buffer, s.len);
+  trace_seq_destroy(&s);
+  return out;
+}
+
+}  // namespace tracekit::tracefs

@@ -1,0 +1,23 @@
+// Where tracefs is. Tools that need it call tracing_dir(), which mounts it at
+// /sys/kernel/tracing when it is not mounted anywhere (many kernels do not
+// mount it at boot).
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "util/result.hpp"
+
+namespace tracekit::tracefs {
+
+// The tracefs mount point: the first tracefs in /proc/mounts, else a
+// "tracing" directory of a mounted debugfs, else /sys/kernel/tracing after
+// mounting tracefs there. Error: not mounted and the mount failed (hint: root,
+// CONFIG_TRACING). The answer is computed once per process.
+Result<std::string> tracing_dir();
+
+// The tracefs mount point named in mounts text (/proc/mounts format), or ""
+// when there is none. Pure, for tests.
+std::string find_in_mounts(std::string_view mounts);
+
+}  // namespace tracekit::tracefs

@@ -1,0 +1,267 @@
+// offcputime against a workload that blocks for known totals in known
+// functions (tests/workloads/offcpu.c), on this kernel.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+constexpr double kSleepUs = 37 * 20000;  // sleep_known: 37 x 20 ms
+constexpr double kPollUs = 10 * 50000;   // poll_known: 10 x 50 ms
+constexpr double kNapUs = 50 * 2000;     // nap_short: 50 x 2 ms
+
+bool contains(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+class OffcputimeRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: perf_event_open on sched_switch";
+  }
+
+  // Runs offcputime with args while the offcpu workload does its phases once;
+  // returns its output after SIGINT.
+  RunResult trace_workload(Workload& w, std::vector<std::string> args) {
+    args.insert(args.begin(), tool_path("offcputime"));
+    Running t(args);
+    EXPECT_TRUE(wait_for_tracing(t.pid(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), 20))
+        << "offcputime never started tracing";
+    w.go();
+    EXPECT_TRUE(w.wait_line("done", 60)) << "workload did not finish";
+    t.signal(SIGINT);
+    return t.finish(60);
+  }
+
+  // Sum of folded lines whose frames include fn.
+  static double total_with(const std::map<std::string, unsigned long>& folded,
+                           const std::string& fn) {
+    double us = 0;
+    for (auto& [stack, n] : folded)
+      if (contains(frames_of(stack), fn)) us += static_cast<double>(n);
+    return us;
+  }
+};
+
+TEST_F(OffcputimeRuntime, FoldedTotalsPerFunctionWithinTenPercent) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-f", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  EXPECT_NEAR(total_with(folded, "sleep_known"), kSleepUs, kSleepUs * 0.10) << r.out;
+  EXPECT_NEAR(total_with(folded, "poll_known"), kPollUs, kPollUs * 0.10) << r.out;
+  EXPECT_NEAR(total_with(folded, "nap_short"), kNapUs, kNapUs * 0.15) << r.out;
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    EXPECT_EQ(fr[0], "offcpu") << stack;
+    if (contains(fr, "sleep_known")) {
+      // user root..leaf then kernel root..leaf: main calls sleep_known, which
+      // blocks in nanosleep; the kernel side ends in the scheduler.
+      auto m = std::find(fr.begin(), fr.end(), "main");
+      auto f = std::find(fr.begin(), fr.end(), "sleep_known");
+      EXPECT_LT(m, f) << stack;
+      EXPECT_TRUE(contains(fr, "do_nanosleep")) << stack;
+      EXPECT_EQ(fr.back(), "__schedule") << stack;
+    }
+  }
+}
+
+TEST_F(OffcputimeRuntime, MultilineRecordsCarryThreadAndSortedTotals) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "Tracing off-CPU time (us) of PID " + w.pid_str() +
+                " by user + kernel stack... Hit Ctrl-C to end.");
+  auto recs = parse_multiline(r.out);
+  ASSERT_FALSE(recs.empty()) << r.out;
+  double sleep_us = 0;
+  unsigned long prev = 0;
+  for (auto& rec : recs) {
+    EXPECT_EQ(rec.comm, "offcpu");
+    EXPECT_EQ(rec.pid, w.pid());
+    EXPECT_GE(rec.value, prev);
+    prev = rec.value;
+    if (contains(rec.frames, "sleep_known")) sleep_us += static_cast<double>(rec.value);
+  }
+  EXPECT_NEAR(sleep_us, kSleepUs, kSleepUs * 0.10);
+}
+
+TEST_F(OffcputimeRuntime, KernelStacksOnlyHaveNoUserFrames) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-K", "-f", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  for (auto& [stack, n] : folded) {
+    auto fr = frames_of(stack);
+    EXPECT_FALSE(contains(fr, "main") || contains(fr, "sleep_known")) << stack;
+  }
+  // nanosleep blocks: sleep_known + nap_short.
+  EXPECT_NEAR(total_with(folded, "do_nanosleep"), kSleepUs + kNapUs, (kSleepUs + kNapUs) * 0.10);
+}
+
+TEST_F(OffcputimeRuntime, UserStacksOnlyHaveNoKernelFrames) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-U", "-f", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  for (auto& [stack, n] : folded) EXPECT_FALSE(contains(frames_of(stack), "__schedule")) << stack;
+  EXPECT_NEAR(total_with(folded, "sleep_known"), kSleepUs, kSleepUs * 0.10);
+}
+
+TEST_F(OffcputimeRuntime, DelimiterBetweenUserAndKernel) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-df", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long checked = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (!contains(fr, "sleep_known")) continue;
+    auto dash = std::find(fr.begin(), fr.end(), "-");
+    ASSERT_NE(dash, fr.end()) << stack;
+    EXPECT_EQ(*(dash - 1), "sleep_known") << stack;
+    ++checked;
+  }
+  EXPECT_GT(checked, 0u);
+}
+
+TEST_F(OffcputimeRuntime, MinBlockTimeDropsShortBlocks) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-m", "15000", "-f", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  EXPECT_EQ(total_with(folded, "nap_short"), 0) << r.out;
+  EXPECT_NEAR(total_with(folded, "sleep_known"), kSleepUs, kSleepUs * 0.10);
+  EXPECT_NEAR(total_with(folded, "poll_known"), kPollUs, kPollUs * 0.10);
+}
+
+TEST_F(OffcputimeRuntime, MaxBlockTimeDropsLongBlocks) {
+  Workload w("offcpu");
+  auto r = trace_workload(w, {"-M", "30000", "-f", "-p", w.pid_str()});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  EXPECT_EQ(total_with(folded, "poll_known"), 0) << r.out;  // 50 ms blocks
+  EXPECT_NEAR(total_with(folded, "sleep_known"), kSleepUs, kSleepUs * 0.10);
+}
+
+TEST_F(OffcputimeRuntime, StateSelectsSleepsOrPreemption) {
+  Workload w("offcpu");
+  auto sleeping = trace_workload(w, {"--state", "1", "-f", "-p", w.pid_str()});
+  ASSERT_EQ(sleeping.exit_code, 0) << sleeping.err;
+  EXPECT_NEAR(total_with(parse_folded(sleeping.out), "sleep_known"), kSleepUs, kSleepUs * 0.10);
+
+  Workload w2("offcpu");
+  auto runnable = trace_workload(w2, {"--state", "0", "-f", "-p", w2.pid_str()});
+  ASSERT_EQ(runnable.exit_code, 0) << runnable.err;
+  auto folded = parse_folded(runnable.out);
+  EXPECT_EQ(total_with(folded, "sleep_known"), 0) << runnable.out;
+  EXPECT_EQ(total_with(folded, "poll_known"), 0) << runnable.out;
+
+  // Two CPU burners sharing CPU 0 preempt each other: with --state 0 the
+  // first is off-CPU (runnable, waiting) about half the time.
+  Workload a("cpuratio", {"0", "burn_a"});
+  Workload b("cpuratio", {"0", "burn_b"});
+  a.pin(0);
+  b.pin(0);
+  auto r = run({tool_path("offcputime"), "--state", "0", "-f", "-p", a.pid_str(), "2"}, 30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  double preempted = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) preempted += static_cast<double>(n);
+  EXPECT_GT(preempted, 300000) << r.out;  // of 2 s; about 1 s expected
+}
+
+bool is_kernel_thread(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  for (int i = 0; i < 7 && rest >> field; ++i) {
+  }
+  return (std::stoul(field) & 0x00200000) != 0;
+}
+
+bool alive(long pid) { return kill(static_cast<pid_t>(pid), 0) == 0; }
+
+TEST_F(OffcputimeRuntime, UserAndKernelThreadFilters) {
+  Workload w("cpuratio");  // some user-space activity besides the kernel's
+  auto users = run({tool_path("offcputime"), "-u", "2"}, 30);
+  ASSERT_EQ(users.exit_code, 0) << users.err;
+  unsigned long checked = 0;
+  for (auto& rec : parse_multiline(users.out))
+    if (alive(rec.pid)) {
+      EXPECT_FALSE(is_kernel_thread(rec.pid)) << rec.comm << " " << rec.pid;
+      ++checked;
+    }
+  EXPECT_GT(checked, 0u) << users.out;
+
+  auto kernel = run({tool_path("offcputime"), "-k", "2"}, 30);
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.err;
+  checked = 0;
+  for (auto& rec : parse_multiline(kernel.out))
+    if (alive(rec.pid)) {
+      EXPECT_TRUE(is_kernel_thread(rec.pid)) << rec.comm << " " << rec.pid;
+      ++checked;
+    }
+  EXPECT_GT(checked, 0u) << kernel.out;
+}
+
+TEST_F(OffcputimeRuntime, StopSignalsStillPrintTheReport) {
+  for (int sig : {SIGTERM, SIGHUP}) {
+    Workload w("offcpu");
+    Running t({tool_path("offcputime"), "-p", w.pid_str()});
+    ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+    w.go();
+    ASSERT_TRUE(w.wait_line("done", 60));
+    t.signal(sig);
+    auto r = t.finish(60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_FALSE(parse_multiline(r.out).empty()) << "signal " << sig << "\n" << r.out;
+  }
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string message;
+};
+
+TEST_F(OffcputimeRuntime, BadInputIsRejectedClearly) {
+  std::ifstream pid_max_file("/proc/sys/kernel/pid_max");
+  long pid_max = 4194304;
+  pid_max_file >> pid_max;
+  const std::string missing = std::to_string(pid_max - 1);
+  const BadInput cases[] = {
+      {{"-p", missing, "1"}, 1, "no process with PID " + missing},
+      {{"-t", missing, "1"}, 1, "no thread with TID " + missing},
+      {{"-m", "20000", "-M", "10000"}, 2, "MIN_US"},
+      {{"--state", "abc"}, 2, "invalid state 'abc'"},
+      {{"-p", "1", "-t", "1"}, 2, "cannot be combined"},
+      {{"-u", "-k"}, 2, "cannot be combined"},
+      {{"-U", "-K"}, 2, "-U and -K"},
+      {{"-p", "notapid"}, 2, "notapid"},
+  };
+  for (const auto& c : cases) {
+    auto r = run([&] {
+      std::vector<std::string> a{tool_path("offcputime")};
+      a.insert(a.end(), c.args.begin(), c.args.end());
+      return a;
+    }());
+    std::string first = r.err.substr(0, r.err.find('\n'));
+    EXPECT_EQ(r.exit_code, c.exit_code) << first;
+    EXPECT_NE(first.find(c.message), std::string::npos) << first;
+    EXPECT_EQ(first.rfind("offcputime: ", 0), 0u) << first;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::testing

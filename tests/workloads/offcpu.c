@@ -1,0 +1,60 @@
+/*
+ * offcpu: blocks for known totals in known functions, after a "go".
+ *
+ *   sleep_known()  37 nanosleeps of 20 ms   = 740 ms blocked (state S)
+ *   poll_known()   10 polls timing out at 50 ms = 500 ms blocked (state S)
+ *   nap_short()    50 nanosleeps of 2 ms    = 100 ms blocked, in blocks
+ *                  shorter than 15 ms (for -m tests)
+ *
+ * Each blocks through a raw `syscall` instruction inside the function, so
+ * the function is the user leaf of the blocked stack (libc has no frame
+ * pointers). Protocol: prints "ready PID", waits for a byte on stdin, runs
+ * the three phases, prints "done", then waits on stdin until killed.
+ */
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+static inline __attribute__((always_inline)) long raw_syscall3(long nr, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"(nr), "D"(a), "S"(b), "d"(c)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+__attribute__((noinline)) void sleep_known(int n, long ms) {
+  for (int i = 0; i < n; i++) {
+    struct timespec ts = {0, ms * 1000000L};
+    raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+  }
+}
+
+__attribute__((noinline)) void poll_known(int n, long ms) {
+  for (int i = 0; i < n; i++) raw_syscall3(SYS_poll, 0, 0, ms);
+}
+
+__attribute__((noinline)) void nap_short(int n, long ms) {
+  for (int i = 0; i < n; i++) {
+    struct timespec ts = {0, ms * 1000000L};
+    raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+  }
+}
+
+int main(void) {
+  char c;
+  say_ready();
+  if (read(0, &c, 1) != 1) return 1;
+  sleep_known(37, 20);
+  poll_known(10, 50);
+  nap_short(50, 2);
+  printf("done\n");
+  fflush(stdout);
+  while (read(0, &c, 1) == 1) {
+  }
+  return 0;
+}
