@@ -1,9 +1,9 @@
 // offcputime: summarize off-CPU time by stack trace (bcc's offcputime).
-#include <csignal>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
+#include "cli/summary.hpp"
 #include "offcpu/offcputime.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
@@ -99,16 +99,7 @@ int offcputime_main(int argc, char** argv) {
     std::cerr << "offcputime: " << tracer.error().str() << "\n";
     return cli::kExitFailure;
   }
-  if (!o.folded) std::cout << offcpu::header(o) << std::endl;
-
-  cli::Deadline deadline(o.duration);
-  while (!cli::stop_requested() && !deadline.expired()) tracer->poll(deadline.poll_timeout_ms(100));
-  tracer->stop();
-
-  if (cli::stop_signal() == SIGPIPE) return cli::kExitOk;
-  if (!o.folded) std::cout << "\n";
-  tracer->report(std::cout, std::cerr);
-  return cli::kExitOk;
+  return cli::trace_then_report(*tracer, offcpu::header(o), o.folded, o.duration, 100);
 }
 
 }  // namespace tracekit::tools

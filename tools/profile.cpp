@@ -1,9 +1,9 @@
 // profile: sample on-CPU stack traces at a timed interval (bcc's profile).
-#include <csignal>
 #include <iostream>
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
+#include "cli/summary.hpp"
 #include "profile/profiler.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
@@ -94,16 +94,7 @@ int profile_main(int argc, char** argv) {
     std::cerr << "profile: " << profiler.error().str() << "\n";
     return cli::kExitFailure;
   }
-  if (!o.folded) std::cout << profile::header(o) << std::endl;
-
-  cli::Deadline deadline(o.duration);
-  while (!cli::stop_requested() && !deadline.expired()) profiler->poll(deadline.poll_timeout_ms(250));
-  profiler->stop();
-
-  if (cli::stop_signal() == SIGPIPE) return cli::kExitOk;
-  if (!o.folded) std::cout << "\n";
-  profiler->report(std::cout, std::cerr);
-  return cli::kExitOk;
+  return cli::trace_then_report(*profiler, profile::header(o), o.folded, o.duration, 250);
 }
 
 }  // namespace tracekit::tools

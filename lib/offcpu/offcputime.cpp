@@ -9,10 +9,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "output/stack_report.hpp"
 #include "perf/sample.hpp"
 #include "report/stack_records.hpp"
-#include "symbols/kallsyms.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
@@ -344,40 +342,19 @@ void Tracer::stop() {
 }
 
 void Tracer::report(std::ostream& out, std::ostream& err) {
-  symbols::KernelSymbols ksyms;
-  if (!opts_.user_stacks_only) {
-    auto k = symbols::KernelSymbols::load();
-    if (k.ok())
-      ksyms = std::move(*k);
-    else
-      err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
-  }
-  report::StackResolver resolver(&ksyms, user_syms_.get());
-  report::Missing missing;
-  auto records = report::build_records(counts_, resolver, &missing, true, [this](uint32_t tid) {
+  report::PrintOptions p;
+  p.style.delimiter = opts_.delimited && !opts_.user_stacks_only && !opts_.kernel_stacks_only;
+  p.style.offsets = opts_.offsets;
+  p.style.addresses = opts_.addresses && !opts_.folded;
+  p.folded = opts_.folded;
+  p.kernel_symbols = !opts_.user_stacks_only;
+  p.unit = "off-CPU periods";
+  // Keys hold thread IDs; user stacks resolve in their process.
+  p.symbol_pid = [this](uint32_t tid) {
     auto it = tgid_of_.find(tid);
     return it == tgid_of_.end() ? tid : it->second;
-  });
-  output::Style style;
-  style.delimiter = opts_.delimited && !opts_.user_stacks_only && !opts_.kernel_stacks_only;
-  style.offsets = opts_.offsets;
-  style.addresses = opts_.addresses && !opts_.folded;
-  output::merge_same_text(records, style);
-  output::sort_by_value(records);
-  if (opts_.folded)
-    output::render_folded(out, records, style);
-  else
-    output::render_multiline(out, records, style);
-  out.flush();
-
-  if (missing.stacks > 0)
-    err << "WARNING: " << missing.stacks
-        << " stack traces lost and could not be displayed. Consider increasing "
-           "--stack-storage-size.\n";
-  if (counts_.counts.dropped() > 0)
-    err << "WARNING: " << counts_.counts.dropped()
-        << " off-CPU periods dropped: the key table is full. Consider increasing "
-           "--hash-storage-size.\n";
+  };
+  report::print_stack_report(out, err, counts_, user_syms_.get(), p);
   if (lost_ > 0)
     err << "WARNING: " << lost_
         << " scheduler events lost (ring buffer overflow); the periods around them were not "

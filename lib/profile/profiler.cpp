@@ -7,10 +7,8 @@
 #include <ostream>
 #include <sstream>
 
-#include "output/stack_report.hpp"
 #include "perf/sample.hpp"
 #include "report/stack_records.hpp"
-#include "symbols/kallsyms.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::profile {
@@ -178,35 +176,12 @@ void Profiler::stop() {
 }
 
 void Profiler::report(std::ostream& out, std::ostream& err) {
-  symbols::KernelSymbols ksyms;
-  if (!opts_.user_only) {
-    auto k = symbols::KernelSymbols::load();
-    if (k.ok())
-      ksyms = std::move(*k);
-    else
-      err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
-  }
-  report::StackResolver resolver(&ksyms, user_syms_.get());
-  report::Missing missing;
-  auto records = report::build_records(counts_, resolver, &missing);
-
-  output::Style style;
-  style.delimiter = opts_.delimited && !opts_.user_only && !opts_.kernel_only;
-  style.annotate_kernel = opts_.annotate;
-  output::merge_same_text(records, style);
-  output::sort_by_value(records);
-  if (opts_.folded)
-    output::render_folded(out, records, style);
-  else
-    output::render_multiline(out, records, style);
-  out.flush();
-
-  if (missing.stacks > 0)
-    err << "WARNING: " << missing.stacks
-        << " stack traces could not be displayed. Consider increasing --stack-storage-size.\n";
-  if (counts_.counts.dropped() > 0)
-    err << "WARNING: " << counts_.counts.dropped()
-        << " samples dropped: the key table is full. Consider increasing --hash-storage-size.\n";
+  report::PrintOptions p;
+  p.style.delimiter = opts_.delimited && !opts_.user_only && !opts_.kernel_only;
+  p.style.annotate_kernel = opts_.annotate;
+  p.folded = opts_.folded;
+  p.kernel_symbols = !opts_.user_only;
+  report::print_stack_report(out, err, counts_, user_syms_.get(), p);
   if (events_.lost() > 0)
     err << "WARNING: " << events_.lost()
         << " samples lost: the perf ring buffer overflowed. Consider lowering -F.\n";

@@ -69,4 +69,33 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
   return records;
 }
 
+void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
+                        symbols::UserSymbols* user_syms, const PrintOptions& opts) {
+  symbols::KernelSymbols ksyms;
+  if (opts.kernel_symbols) {
+    auto k = symbols::KernelSymbols::load();
+    if (k.ok())
+      ksyms = std::move(*k);
+    else
+      err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
+  }
+  StackResolver resolver(&ksyms, user_syms);
+  Missing missing;
+  auto records = build_records(counts, resolver, &missing, true, opts.symbol_pid);
+  output::merge_same_text(records, opts.style);
+  output::sort_by_value(records);
+  if (opts.folded)
+    output::render_folded(out, records, opts.style);
+  else
+    output::render_multiline(out, records, opts.style);
+  out.flush();
+
+  if (missing.stacks > 0)
+    err << "WARNING: " << missing.stacks
+        << " stack traces could not be displayed. Consider increasing --stack-storage-size.\n";
+  if (counts.counts.dropped() > 0)
+    err << "WARNING: " << counts.counts.dropped() << " " << opts.unit
+        << " dropped: the key table is full. Consider increasing --hash-storage-size.\n";
+}
+
 }  // namespace tracekit::report

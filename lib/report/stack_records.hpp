@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <ostream>
 #include <span>
 #include <unordered_map>
 #include <vector>
@@ -44,5 +45,21 @@ struct Missing {
 std::vector<output::Record> build_records(
     const aggregate::StackCounts& counts, StackResolver& resolver, Missing* missing,
     bool pid_in_record = true, const std::function<uint32_t(uint32_t)>& symbol_pid = {});
+
+// How print_stack_report() prints.
+struct PrintOptions {
+  output::Style style;
+  bool folded = false;
+  bool kernel_symbols = true;  // load /proc/kallsyms (not needed for user stacks only)
+  std::function<uint32_t(uint32_t)> symbol_pid;  // see build_records()
+  const char* unit = "samples";  // what a key's value counts, for warnings
+};
+
+// The end of a stack tool's run: resolves every key's stacks, merges records
+// that print the same, sorts them by value and prints them to out; warnings
+// (symbols unavailable, stacks or keys that did not fit their tables) go to
+// err.
+void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
+                        symbols::UserSymbols* user_syms, const PrintOptions& opts);
 
 }  // namespace tracekit::report
