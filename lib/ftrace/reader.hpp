@@ -1,0 +1,91 @@
+// Reading an instance's ring buffers raw: per-CPU trace_pipe_raw pages
+// (tracefs_cpu + kbuffer), records decoded with libtraceevent, each event
+// paired with the kernel_stack record a stacktrace trigger (or
+// func_stack_trace) writes right after it.
+//
+// Pairing: on one CPU, an event is followed by its kernel_stack record (same
+// common_pid). Both can straddle a page boundary, so pairing state is kept
+// per CPU across reads; an event is handed out when its stack arrives, or
+// without a stack when the next event on that CPU shows none is coming (or
+// at flush). The kernel_stack record's frame count comes from its size field,
+// bounded by the record size (the format's caller[8] is not the length).
+// Frames of the tracing machinery itself (trace_event_raw_event_*,
+// __traceiter_*, kprobe_*, ftrace_*, ...) are stripped from the top, so a
+// stack starts at the traced function or its caller.
+//
+// Drops: with overwrite off (right for a reader), events refused by a full
+// buffer show only in per_cpu/cpuN/stats "dropped events"; they are read at
+// open and at flush, and the difference is dropped().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tracefs/instance.hpp"
+#include "util/result.hpp"
+
+struct tep_handle;
+
+namespace tracekit::ftrace {
+
+struct Event {
+  int cpu = 0;
+  uint64_t ts = 0;   // ns, the ring buffer's clock
+  int pid = 0;       // common_pid
+  int type = 0;      // common_type: the event id
+  std::span<const uint8_t> data;      // the raw record, common fields included
+  std::span<const uint64_t> stack;    // kernel stack, leaf first, tracing frames stripped
+  bool has_stack = false;             // a kernel_stack record followed the event
+};
+
+class Reader {
+ public:
+  // Opens every online CPU's raw buffer of inst, with libtraceevent loaded
+  // with the formats of the given event systems (the "ftrace" system, which
+  // defines kernel_stack, is always added). pair_stacks: expect kernel_stack
+  // records after events and pair them.
+  static Result<Reader> open(const tracefs::Instance& inst, const std::vector<std::string>& systems,
+                             bool pair_stacks);
+
+  Reader(Reader&&) noexcept;
+  Reader& operator=(Reader&&) noexcept;
+  ~Reader();
+
+  // The libtraceevent handle (event formats, for decoding fields of
+  // Event::data); owned by the reader.
+  tep_handle* tep() const;
+  // The id of system:event, -1 if not loaded.
+  int event_id(const std::string& system, const std::string& event) const;
+
+  using Callback = std::function<void(const Event&)>;
+  // Streaming: waits up to timeout_ms for any CPU's buffer to have data,
+  // then reads what is there and calls fn for every complete event, in order
+  // per CPU. Returns the number of events handed out.
+  size_t poll(int timeout_ms, const Callback& fn);
+  // Reads everything left in the buffers (partial pages included) and hands
+  // out every pending event: the end of a run, or buffered mode (-d), where
+  // nothing was read while tracing.
+  size_t flush(const Callback& fn);
+
+  // Events the buffers refused since open() (per-CPU stats, summed).
+  uint64_t dropped() const;
+  // Events handed out with has_stack false although pair_stacks was set.
+  uint64_t unpaired() const;
+
+ private:
+  Reader() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Pure pieces, for tests.
+
+// True for frames of the tracing machinery that a trigger's stack starts
+// with (by symbol name).
+bool is_tracing_frame(std::string_view symbol);
+
+}  // namespace tracekit::ftrace
