@@ -23,9 +23,9 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "tracefs/instance.hpp"
 #include "util/result.hpp"
 
 struct tep_handle;
@@ -44,12 +44,13 @@ struct Event {
 
 class Reader {
  public:
-  // Opens every online CPU's raw buffer of inst, with libtraceevent loaded
-  // with the formats of the given event systems (the "ftrace" system, which
-  // defines kernel_stack, is always added). pair_stacks: expect kernel_stack
-  // records after events and pair them.
-  static Result<Reader> open(const tracefs::Instance& inst, const std::vector<std::string>& systems,
-                             bool pair_stacks);
+  // Opens every online CPU's raw buffer of the instance named instance
+  // (instances/<instance> under tracing_dir; "" for the top level), with
+  // libtraceevent loaded with the formats of the given event systems (the
+  // "ftrace" system, which defines kernel_stack, is always added).
+  // pair_stacks: expect kernel_stack records after events and pair them.
+  static Result<Reader> open(const std::string& tracing_dir, const std::string& instance,
+                             const std::vector<std::string>& systems, bool pair_stacks);
 
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;
