@@ -51,20 +51,48 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
   return ev;
 }
 
+Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid) {
+  for (size_t i = 0; i < cpus_.size(); ++i) {
+    auto fd = open_event(attr, pid, cpus_[i]);
+    if (!fd) return fd.error();
+    if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, fds_[i].get()) != 0)
+      return Error::from_errno("cannot share the ring of perf events",
+                               "CPU " + std::to_string(cpus_[i]));
+    extra_fds_.push_back(std::move(*fd));
+    extra_cpus_.push_back(cpus_[i]);
+  }
+  return {};
+}
+
+namespace {
+
+// The same ioctl on the ring owners and on the events writing into them.
+Status ioctl_both(const std::vector<Fd>& a, const std::vector<int>& acpus, const std::vector<Fd>& b,
+                  const std::vector<int>& bcpus, unsigned long request, unsigned long arg,
+                  const std::string& what, const char* einval_hint) {
+  Status first = ioctl_all(a, acpus, request, arg, what, einval_hint);
+  Status second = ioctl_all(b, bcpus, request, arg, what, einval_hint);
+  return first.ok() ? second : first;
+}
+
+}  // namespace
+
 Status PerCpuEvents::enable() {
-  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_ENABLE, 0, "cannot enable perf event", "");
+  return ioctl_both(fds_, cpus_, extra_fds_, extra_cpus_, PERF_EVENT_IOC_ENABLE, 0,
+                    "cannot enable perf event", "");
 }
 
 Status PerCpuEvents::disable() {
-  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_DISABLE, 0, "cannot disable perf event", "");
+  return ioctl_both(fds_, cpus_, extra_fds_, extra_cpus_, PERF_EVENT_IOC_DISABLE, 0,
+                    "cannot disable perf event", "");
 }
 
 Status PerCpuEvents::set_filter(const std::string& filter) {
-  return ioctl_all(fds_, cpus_, PERF_EVENT_IOC_SET_FILTER,
-                   reinterpret_cast<unsigned long>(filter.c_str()),
-                   "cannot set filter '" + filter + "'",
-                   "not a tracepoint event, or the filter names a field the event "
-                   "lacks or does not parse");
+  return ioctl_both(fds_, cpus_, extra_fds_, extra_cpus_, PERF_EVENT_IOC_SET_FILTER,
+                    reinterpret_cast<unsigned long>(filter.c_str()),
+                    "cannot set filter '" + filter + "'",
+                    "not a tracepoint event, or the filter names a field the event "
+                    "lacks or does not parse");
 }
 
 bool PerCpuEvents::wait(int timeout_ms) {

@@ -26,6 +26,12 @@ class PerCpuEvents {
   PerCpuEvents(PerCpuEvents&&) noexcept = default;
   PerCpuEvents& operator=(PerCpuEvents&&) noexcept = default;
 
+  // Opens one more event, attr, on every CPU of this set, writing into that
+  // CPU's ring (PERF_EVENT_IOC_SET_OUTPUT): many events (one per probe), one
+  // ring per CPU. attr must have the same sample_type as the first, so that
+  // records decode alike. Control operations below apply to it too.
+  Status add(const perf_event_attr& attr, pid_t pid = -1);
+
   Status enable();
   Status disable();
   // PERF_EVENT_IOC_SET_FILTER on every event (tracepoint filters).
@@ -67,6 +73,8 @@ class PerCpuEvents {
   std::vector<Fd> fds_;
   std::vector<Ring> rings_;
   std::vector<bool> hup_;  // per event: POLLHUP seen
+  std::vector<Fd> extra_fds_;     // add()ed events, writing into rings_
+  std::vector<int> extra_cpus_;   // the CPU of each
 };
 
 }  // namespace tracekit::perf
