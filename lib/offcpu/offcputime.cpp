@@ -1,17 +1,15 @@
 #include "offcpu/offcputime.hpp"
 
-#include <dirent.h>
-#include <signal.h>
 #include <time.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <ostream>
 #include <sstream>
 
 #include "perf/sample.hpp"
 #include "report/stack_records.hpp"
 #include "tracefs/tracing_dir.hpp"
+#include "util/proc.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::offcpu {
@@ -37,29 +35,8 @@ uint64_t monotonic_ns() {
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-bool exists(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
-
-std::vector<int> threads_of(int pid) {
-  std::vector<int> tids;
-  std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  if (DIR* d = opendir(dir.c_str())) {
-    while (dirent* e = readdir(d))
-      if (auto t = parse_int<int>(e->d_name)) tids.push_back(*t);
-    closedir(d);
-  }
-  std::sort(tids.begin(), tids.end());
-  return tids;
-}
-
 // "prev_pid == 5 || prev_pid == 6 ..." for the kernel.
-std::string tid_filter(const std::vector<int>& tids) {
-  std::string f;
-  for (int t : tids) {
-    if (!f.empty()) f += " || ";
-    f += "prev_pid == " + std::to_string(t);
-  }
-  return f;
-}
+std::string tid_filter(const std::vector<int>& tids) { return thread_filter("prev_pid", tids); }
 
 }  // namespace
 
@@ -122,9 +99,9 @@ Tracer::Tracer(Tracer&&) noexcept = default;
 Tracer::~Tracer() = default;
 
 Result<Tracer> Tracer::start(const Options& o) {
-  if (o.pid && !exists(*o.pid))
+  if (o.pid && !process_exists(*o.pid))
     return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
-  if (o.tid && !exists(*o.tid))
+  if (o.tid && !process_exists(*o.tid))
     return Error{0, "no thread with TID " + std::to_string(*o.tid), {},
                  "check the TID with ps -eLf"};
   auto dir = tracefs::tracing_dir();

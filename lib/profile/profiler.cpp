@@ -1,14 +1,13 @@
 #include "profile/profiler.hpp"
 
-#include <signal.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <ostream>
 #include <sstream>
 
 #include "perf/sample.hpp"
 #include "report/stack_records.hpp"
+#include "util/proc.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::profile {
@@ -25,8 +24,6 @@ std::string id_list(const std::vector<int>& ids) {
   for (size_t i = 0; i < ids.size(); ++i) s += (i ? ", " : "") + std::to_string(ids[i]);
   return s + "]";
 }
-
-bool process_exists(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
 
 Status check_machine(const Options& o) {
   for (int pid : o.pids)

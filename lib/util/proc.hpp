@@ -1,0 +1,19 @@
+// Facts about processes from /proc.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tracekit {
+
+// Whether a process or thread with this id exists (kill(id, 0)).
+bool process_exists(int id);
+// The threads of process pid (/proc/PID/task), sorted; empty when it is gone.
+std::vector<int> threads_of(int pid);
+// The process (thread group) of thread tid (/proc/TID/status "Tgid:").
+std::optional<int> tgid_of(int tid);
+// A tracepoint filter naming threads: "<field> == 5 || <field> == 6 ...".
+std::string thread_filter(const std::string& field, const std::vector<int>& tids);
+
+}  // namespace tracekit
