@@ -8,6 +8,7 @@
 #   tests/unit/**/*_test.cpp  -> build/tests/unit_tests     (GoogleTest, no root)
 #   tests/runtime/*_test.cpp  -> build/tests/runtime_tests  (GoogleTest, root)
 #   tests/workloads/*.c       -> build/workloads/<name>
+#   tests/vm/<file>.sh        -> cases run in a qemu guest (make check-vm)
 #   bench/*.cpp               -> build/bench/<name>         (Google Benchmark)
 #
 # V=1 shows the full commands.
@@ -52,7 +53,7 @@ LIBTRACEKIT  := $(BUILD)/libtracekit.a
 MULTICALL    := $(BUILD)/bin/tracekit
 TOOL_LINKS   := $(TOOLS:%=$(BUILD)/bin/%)
 
-.PHONY: all deps check check-unit check-runtime bench demo install clean tests workloads
+.PHONY: all deps check check-unit check-runtime check-vm bench demo install clean tests workloads
 
 all: $(MULTICALL) $(TOOL_LINKS)
 
@@ -107,6 +108,10 @@ check-unit: $(BUILD)/tests/unit_tests
 
 check-runtime: tests
 	$(Q)scripts/check runtime
+
+# The VM tier: tests/vm inside a Debian 6.1 kernel under qemu (scripts/vm).
+check-vm: all workloads
+	$(Q)scripts/check vm
 
 # All tiers; the last line is the combined "check: N passed, N failed".
 check: tests

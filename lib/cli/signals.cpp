@@ -98,4 +98,10 @@ int Deadline::poll_timeout_ms(int max_ms) const {
   return static_cast<int>(std::min<long long>(ms, cap));
 }
 
+void sleep_unless_stopped(int ms) {
+  // poll() with no fds sleeps, and a handler installed without SA_RESTART
+  // cuts it short with EINTR.
+  if (!stop_requested()) ::poll(nullptr, 0, ms);
+}
+
 }  // namespace tracekit::cli

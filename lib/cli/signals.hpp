@@ -21,6 +21,9 @@ void request_stop(int sig = 0);
 // POLLHUP on fd 1): streaming tools stop then, as if on SIGPIPE.
 bool stdout_closed();
 
+// Sleeps up to ms milliseconds; returns early when a stop signal arrives.
+void sleep_unless_stopped(int ms);
+
 // A deadline from an optional duration in seconds (nullopt: none).
 class Deadline {
  public:

@@ -146,7 +146,9 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records, con
     write_side(out, r.kernel, true, style, pad);
     if (style.delimiter && both_present(r)) out << pad << "--\n";
     write_side(out, r.user, false, style, pad);
-    if (style.process_line) {
+    if (style.process_line && style.bracketed_process) {
+      out << value_pad << printable(r.comm) << " [" << r.pid << "]\n";
+    } else if (style.process_line) {
       char dash[20];
       std::snprintf(dash, sizeof dash, "%-16s ", "-");
       out << pad << dash << printable(r.comm) << " (" << r.pid << ")\n";

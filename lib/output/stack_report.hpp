@@ -56,6 +56,7 @@ struct Record {
 struct Style {
   int frame_indent = 4;          // stackcount uses 2
   bool process_line = true;      // multi-line: the "-  comm (pid)" line
+  bool bracketed_process = false;  // ... as stackcount's "    comm [pid]" instead
   bool folded_comm = true;       // folded: start the line with comm
   bool delimiter = false;        // -d: "--" / "-" between kernel and user
   bool annotate_kernel = false;  // -a: "_[k]" after kernel frame names

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -225,6 +226,48 @@ void Workload::pin(int cpu) {
   CPU_ZERO(&set);
   CPU_SET(cpu, &set);
   if (sched_setaffinity(pid_, sizeof set, &set) != 0) throw std::runtime_error("sched_setaffinity");
+}
+
+std::string tracefs_snapshot() {
+  const std::string t = "/sys/kernel/tracing";
+  std::string snap;
+  auto file = [&](const std::string& rel) {
+    std::ifstream in(t + "/" + rel);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    snap += "== " + rel + "\n" + text;
+  };
+  snap += "== instances\n";
+  if (DIR* d = opendir((t + "/instances").c_str())) {
+    std::vector<std::string> names;
+    while (dirent* e = readdir(d))
+      if (e->d_name[0] != '.') names.push_back(e->d_name);
+    closedir(d);
+    std::sort(names.begin(), names.end());
+    for (auto& n : names) snap += n + "\n";
+  }
+  for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events", "set_event",
+                        "current_tracer", "tracing_on"})
+    file(f);
+  // Non-comment lines of every event's trigger file.
+  if (DIR* systems = opendir((t + "/events").c_str())) {
+    while (dirent* s = readdir(systems)) {
+      if (s->d_name[0] == '.') continue;
+      std::string sys = t + "/events/" + s->d_name;
+      DIR* events = opendir(sys.c_str());
+      if (!events) continue;
+      while (dirent* e = readdir(events)) {
+        if (e->d_name[0] == '.') continue;
+        std::ifstream in(sys + "/" + e->d_name + "/trigger");
+        std::string line;
+        while (std::getline(in, line))
+          if (!line.empty() && line[0] != '#')
+            snap += std::string("trigger ") + s->d_name + "/" + e->d_name + ": " + line + "\n";
+      }
+      closedir(events);
+    }
+    closedir(systems);
+  }
+  return snap;
 }
 
 std::map<std::string, unsigned long> parse_folded(const std::string& text) {

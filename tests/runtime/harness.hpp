@@ -86,6 +86,11 @@ bool wait_for_perf_fds(pid_t pid, int n, double timeout_s);
 // output, which has no header line to wait for. False after timeout_s.
 bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 
+// What tracekit could leave behind in tracefs, as text: the instances, the
+// dynamic events, every top-level trigger and enabled event, the current
+// tracer. Two snapshots around a run must be equal.
+std::string tracefs_snapshot();
+
 // Folded output "a;b;c 12" lines -> stack string -> count (summed when a
 // stack repeats).
 std::map<std::string, unsigned long> parse_folded(const std::string& text);

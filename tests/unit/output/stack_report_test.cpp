@@ -449,3 +449,24 @@ TEST(OutputMergeTest, StatesAreNotMixedUp) {
 
 }  // namespace
 }  // namespace tracekit::output
+
+namespace tracekit::output {
+namespace {
+
+TEST(OutputStackcountStyleTest, BracketedProcessLine) {
+  Record r;
+  r.comm = "bash";
+  r.pid = 42;
+  r.kernel.state = StackState::kPresent;
+  r.kernel.frames = {Frame{1, "vfs_read", 0}, Frame{2, "ksys_read", 0}};
+  r.value = 7;
+  Style s;
+  s.frame_indent = 2;
+  s.bracketed_process = true;
+  std::ostringstream out;
+  render_multiline(out, {r}, s);
+  EXPECT_EQ(out.str(), "  vfs_read\n  ksys_read\n    bash [42]\n    7\n\n");
+}
+
+}  // namespace
+}  // namespace tracekit::output

@@ -1,0 +1,45 @@
+#include "output/snoop.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+
+namespace tracekit::output {
+
+void snoop_header(std::ostream& out, bool verbose) {
+  char buf[96];
+  if (verbose)
+    std::snprintf(buf, sizeof buf, "%-18s %-12s %-6s %-3s %s\n", "TIME(s)", "COMM", "PID", "CPU",
+                  "STACK");
+  else
+    std::snprintf(buf, sizeof buf, "%-18s %s\n", "TIME(s)", "STACK");
+  out << buf;
+}
+
+void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offsets) {
+  char prefix[96];
+  uint64_t sec = e.ts_ns / 1000000000ull, nsec = e.ts_ns % 1000000000ull;
+  int n = std::snprintf(prefix, sizeof prefix, "%" PRIu64 ".%09" PRIu64, sec, nsec);
+  std::string time(prefix, static_cast<size_t>(n));
+  if (verbose) {
+    std::string comm(e.comm.substr(0, 12));
+    std::snprintf(prefix, sizeof prefix, "%-18s %-12s %-6d %-3d ", time.c_str(), comm.c_str(),
+                  e.pid, e.cpu);
+  } else {
+    std::snprintf(prefix, sizeof prefix, "%-18s ", time.c_str());
+  }
+  out << prefix << "\n";
+  if (!e.frames) return;
+  Style style;
+  style.offsets = offsets;
+  for (size_t i = 0; i < e.frames->size(); ++i) {
+    const Frame& f = (*e.frames)[i];
+    char reg[32];
+    if (i == 0)
+      std::snprintf(reg, sizeof reg, "ip: %" PRIx64 " ", f.addr);
+    else
+      std::snprintf(reg, sizeof reg, "r%zu: %" PRIx64 " ", i - 1, f.addr);
+    out << prefix << reg << frame_text(f, true, style) << "\n";
+  }
+}
+
+}  // namespace tracekit::output

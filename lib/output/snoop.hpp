@@ -1,0 +1,33 @@
+// stacksnoop's output, as bcc's stacksnoop printed it: per event a line with
+// the time and an empty STACK column, then "ip: ADDR SYMBOL" for the first
+// frame and "rN: ADDR SYMBOL" for each return address, every line starting
+// with the event's time (and, with verbose, COMM PID CPU).
+//
+//   TIME(s)            STACK
+//   42005194.132250004
+//   42005194.132250004 ip: ffffffff81280461 ext4_sync_fs
+//   42005194.132250004 r0: ffffffff811ed7f9 iterate_supers
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string_view>
+#include <vector>
+
+#include "output/stack_report.hpp"
+
+namespace tracekit::output {
+
+struct SnoopEvent {
+  uint64_t ts_ns = 0;
+  std::string_view comm;
+  int pid = 0;
+  int cpu = 0;
+  const std::vector<Frame>* frames = nullptr;  // leaf first
+};
+
+void snoop_header(std::ostream& out, bool verbose);
+// offsets: "name+0x1f" for resolved frames.
+void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offsets);
+
+}  // namespace tracekit::output
