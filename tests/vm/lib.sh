@@ -1,0 +1,87 @@
+# tests/vm/lib.sh: helpers for the VM test cases (busybox sh, in the guest).
+# tests/vm/run sources this file and then one case file before it calls a
+# case function; see tests/vm/README.md.
+
+T=/sys/kernel/tracing
+
+# fail MESSAGE: ends the case; MESSAGE is the reason the runner prints.
+fail() {
+  echo "reason: $*"
+  exit 1
+}
+
+# defer COMMAND: runs COMMAND when the case ends, however it ends (last
+# deferred first). Undo every tracefs change this way, so that a failing
+# case still leaves tracefs as it found it (the runner checks).
+_deferred=""
+defer() {
+  _deferred="$*
+$_deferred"
+}
+_run_deferred() {
+  local IFS='
+'
+  for _c in $_deferred; do eval "$_c" || true; done
+}
+trap _run_deferred EXIT
+
+# tfs_write FILE TEXT / tfs_append FILE TEXT: write or append TEXT to a
+# tracefs file (relative to $T); fail with the kernel's error_log if refused.
+tfs_write() { _tfs ">" "$@"; }
+tfs_append() { _tfs ">>" "$@"; }
+_tfs() {
+  local op=$1 f=$2
+  shift 2
+  if [ "$op" = ">" ]; then
+    printf '%s\n' "$*" 2>/dev/null > "$T/$f"
+  else
+    printf '%s\n' "$*" 2>/dev/null >> "$T/$f"
+  fi || fail "tracefs refused '$*' $op $f: $(tail -n 2 "$T/error_log" 2>/dev/null | tr '\n' ' ')"
+}
+
+# has FILE PATTERN [WHAT]: FILE has a line matching the extended regex
+# PATTERN, or the case fails (saying WHAT is missing) after showing
+# FILE's start.
+has() {
+  grep -Eq -- "$2" "$1" && return 0
+  echo "--- $1 (first 30 lines):"
+  head -n 30 "$1"
+  fail "${3:+missing $3: }no line matching /$2/ in $1"
+}
+
+# count FILE PATTERN: how many lines of FILE match the extended regex.
+count() { grep -Ec -- "$2" "$1"; }
+
+# start_workload NAME [ARGS...]: starts build/workloads/NAME in the
+# background and waits (up to 20 s) for its "ready PID" line; sets WL_PID.
+# The workload is killed when the case ends.
+start_workload() {
+  local out=/tmp/workload.$$.$1 i=0
+  : > "$out"
+  "$@" >> "$out" 2>&1 &
+  WL_PID=$!
+  defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
+  while ! grep -q '^ready ' "$out"; do
+    i=$((i + 1))
+    [ $i -le 200 ] || fail "workload $1 printed no 'ready' line in 20 s: $(cat "$out")"
+    kill -0 "$WL_PID" 2>/dev/null || fail "workload $1 exited early: $(cat "$out")"
+    sleep 0.1
+  done
+}
+
+# The runner compares this before and after every case: a case (or a tool)
+# that leaves tracefs changed fails.
+tracefs_state() {
+  (
+    cd "$T" || exit 0
+    for f in current_tracer tracing_on buffer_size_kb trace_options set_event \
+             kprobe_events uprobe_events dynamic_events synthetic_events \
+             set_ftrace_filter set_ftrace_notrace set_graph_function \
+             set_graph_notrace set_ftrace_pid set_event_pid; do
+      [ -e "$f" ] || continue
+      cat "$f" 2>&1 | grep -v '^#### all functions enabled ####$' | sed "s|^|$f: |"
+    done
+    ls instances | sed 's/^/instances: /'
+    grep -H -v -e '^none$' -e '^#' events/*/*/filter events/*/*/trigger 2>/dev/null
+  )
+}
