@@ -14,8 +14,9 @@
 // stack starts at the traced function or its caller.
 //
 // Drops: with overwrite off (right for a reader), events refused by a full
-// buffer show only in per_cpu/cpuN/stats "dropped events"; they are read at
-// open and at flush, and the difference is dropped().
+// buffer show only in per_cpu/cpuN/stats "dropped events" (with overwrite
+// on, events overwritten before they were read show as "overrun"); both are
+// read at open and again by dropped(), and the difference is dropped().
 #pragma once
 
 #include <cstdint>
@@ -72,7 +73,8 @@ class Reader {
   // nothing was read while tracing.
   size_t flush(const Callback& fn);
 
-  // Events the buffers refused since open() (per-CPU stats, summed).
+  // Events lost since open(): refused by a full buffer, or overwritten
+  // unread in overwrite mode (per-CPU stats, summed; reads them each call).
   uint64_t dropped() const;
   // Events handed out with has_stack false although pair_stacks was set.
   uint64_t unpaired() const;

@@ -1,0 +1,335 @@
+// How this works: a sub-buffer from trace_pipe_raw is a header (timestamp,
+// commit = bytes of data plus "events were lost" flags) followed by records;
+// kbuffer walks them, folding time extends and padding into timestamps, and
+// gives each record's data: the event's common fields (common_type,
+// common_pid at offsets libtraceevent read from the format files), then its
+// own fields. A stacktrace trigger writes a kernel_stack record right after
+// the event that fired it, on the same CPU, so each CPU keeps at most one
+// pending event: the next record either is its stack (same pid: hand both
+// out) or shows that none is coming (hand the pending event out alone). A
+// pending event at the end of a page waits for the CPU's next page; its
+// bytes are copied first, since the page buffer is reused by the next read.
+// kernel_stack's "size" field is the number of frames (the format's
+// caller[8] is a fixed-size declaration the kernel does not keep to), so
+// the frames are read up to size, bounded by the record's length, and
+// copied to an aligned buffer: records are only 4-byte aligned in the page.
+// The frames the tracing machinery adds on top (the trigger's call chain,
+// the syscall tracepoint glue, kprobe/ftrace handlers) are stripped by
+// symbol name, with answers cached by address.
+#include "ftrace/decode.hpp"
+
+#include <traceevent/event-parse.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "ftrace/kbuffer.hpp"
+#include "symbols/kallsyms.hpp"
+
+namespace tracekit::ftrace {
+
+namespace {
+
+constexpr size_t kCacheSlots = 1024;  // a power of two
+// The sub-buffer header's commit word: data bytes in the low bits, loss flags
+// in the top ones (kernel ring_buffer.c RB_MISSED_EVENTS/RB_MISSED_STORED).
+constexpr uint64_t kCommitMask = (1u << 27) - 1;
+constexpr uint64_t kMissedStored = 1u << 30;
+
+uint64_t read_uint(const uint8_t* p, int size) {
+  switch (size) {
+    case 1:
+      return *p;
+    case 2: {
+      uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    case 4: {
+      uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+    case 8: {
+      uint64_t v;
+      std::memcpy(&v, p, 8);
+      return v;
+    }
+    default:
+      return 0;
+  }
+}
+
+// Names (prefixes) of the frames the tracing machinery puts on top of a
+// trigger's or handler's stack: seen on this kernel (6.18) for tracepoints
+// and syscalls, read from the kernel source for the paths it lacks (kprobes,
+// function tracer: the VM tier's 6.1). syscall_trace_enter and
+// syscall_exit_work, which call the syscall tracepoints, are kept: they are
+// where the tracepoint sits, as __schedule is for sched_switch.
+constexpr std::string_view kTracingPrefixes[] = {
+    // tracepoints (perf_trace_*: perf's twin) and the syscall tracepoints
+    "trace_event_raw_event_",
+    "__traceiter_",
+    "perf_trace_",
+    "ftrace_",  // also ftrace_syscall_enter/exit, ftrace_regs_caller, ftrace_trampoline
+    "__ftrace_",
+    "perf_syscall_",
+    // the trigger and the stack saving, should the kernel not skip them
+    "trace_event_buffer_",
+    "event_triggers_",
+    "event_trigger_",
+    "stacktrace_trigger",
+    "stacktrace_count_trigger",
+    "__trace_stack",
+    "trace_buffer_unlock_commit",
+    "stack_trace_save",
+    "arch_stack_walk",
+    // function tracer (func_stack_trace)
+    "function_trace_call",
+    "function_stack_trace_call",
+    // kprobes: dispatch, int3/ftrace/optprobe entry, kretprobe/rethook/fprobe
+    "kprobe_",  // also the insn slots: kprobe_insn_page, kprobe_optinsn_page
+    "__kprobe_",
+    "kretprobe_",
+    "__kretprobe_",
+    "aggr_pre_handler",
+    "aggr_post_handler",
+    "opt_pre_handler",
+    "optimized_callback",
+    "optprobe_template_",
+    "trampoline_handler",
+    "rethook_",
+    "arch_rethook_",
+    "fprobe_",
+    "__fprobe_",
+    "do_int3",
+    "exc_int3",
+    "asm_exc_int3",
+    // uprobes
+    "uprobe_dispatcher",
+    "uretprobe_dispatcher",
+    "__uprobe_trace_func",
+    "uprobe_trace_func",
+    "__uprobe_perf_func",
+    "uprobe_perf_func",
+    "handler_chain",
+};
+
+}  // namespace
+
+void TepDeleter::operator()(tep_handle* t) const { tep_free(t); }
+
+Result<TepPtr> tep_from_formats(std::string_view header_page,
+                                const std::vector<FormatText>& formats, int* failures) {
+  TepPtr tep(tep_alloc());
+  if (!tep) return Error{ENOMEM, "cannot allocate a libtraceevent handle", {}, {}};
+  tep_set_long_size(tep.get(), sizeof(long));
+  tep_set_page_size(tep.get(), static_cast<int>(sysconf(_SC_PAGESIZE)));
+  // tep_parse_header_page wants a writable buffer.
+  std::string header(header_page);
+  if (tep_parse_header_page(tep.get(), header.data(), header.size(), sizeof(long)) != 0)
+    return Error{0, "cannot parse the ring buffer page header", "events/header_page", {}};
+  int failed = 0;
+  for (auto& f : formats)
+    if (tep_parse_event(tep.get(), f.text.data(), f.text.size(), f.system.c_str()) != 0) ++failed;
+  if (failures) *failures = failed;
+  return tep;
+}
+
+struct Decoder::CpuState {
+  bool has_pending = false;
+  Event pending;
+  std::vector<uint8_t> held;  // the pending event's bytes once its page is gone
+};
+
+void Decoder::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
+
+Decoder::Decoder(Decoder&&) noexcept = default;
+Decoder& Decoder::operator=(Decoder&&) noexcept = default;
+Decoder::~Decoder() = default;
+
+Result<Decoder> Decoder::create(tep_handle* tep, bool pair_stacks,
+                                const symbols::KernelSymbols* symbols) {
+  if (!tep || tep_get_events_count(tep) == 0)
+    return Error{0, "no event formats loaded", {}, "was the events directory readable?"};
+  Decoder d;
+  d.symbols_ = symbols;
+  d.pair_ = pair_stacks;
+
+  tep_event* stack = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
+  if (tep_event* us = tep_find_event_by_name(tep, "ftrace", "user_stack"))
+    d.user_stack_id_ = us->id;
+  // Every event shares the common fields; kernel_stack when there is one.
+  tep_event* any = stack ? stack : tep_get_event(tep, 0);
+  tep_format_field* type = tep_find_common_field(any, "common_type");
+  tep_format_field* pid = tep_find_common_field(any, "common_pid");
+  if (!type || !pid) return Error{0, "event formats without common_type/common_pid", {}, {}};
+  d.type_ = {type->offset, type->size};
+  d.pid_ = {pid->offset, pid->size};
+
+  if (stack) {
+    tep_format_field* size = tep_find_field(stack, "size");
+    tep_format_field* caller = tep_find_field(stack, "caller");
+    if (!size || !caller)
+      return Error{0, "unexpected ftrace:kernel_stack format (no size or caller field)", {}, {}};
+    d.stack_id_ = stack->id;
+    d.stack_size_ = {size->offset, size->size};
+    d.stack_caller_ = {caller->offset,
+                       caller->elementsize > 0 ? static_cast<int>(caller->elementsize) : 8};
+  } else if (pair_stacks) {
+    return Error{0, "no ftrace:kernel_stack format", "events/ftrace/kernel_stack/format",
+                 "load the ftrace event system"};
+  }
+
+  d.kbuf_.reset(kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
+                              KBUFFER_ENDIAN_SAME_AS_HOST));
+  if (!d.kbuf_) return Error{ENOMEM, "cannot allocate a kbuffer", {}, {}};
+  d.frames_.reserve(256);
+  d.cache_.resize(kCacheSlots);
+  return d;
+}
+
+Decoder::CpuState& Decoder::cpu_state(int cpu) {
+  auto i = static_cast<size_t>(cpu);
+  if (i >= cpus_.size()) cpus_.resize(i + 1);
+  if (!cpus_[i]) cpus_[i] = std::make_unique<CpuState>();
+  return *cpus_[i];
+}
+
+bool Decoder::tracing_address(uint64_t addr) {
+  CacheSlot& slot = cache_[(addr >> 4) & (kCacheSlots - 1)];
+  if (slot.addr == addr) return slot.tracing;
+  // Every stack frame but the leaf is a return address; the leaf here is a
+  // return address too (the kernel saves the caller chain of the stack
+  // saving code, then skips its own frames), so look up addr - 1.
+  auto r = symbols_->lookup(addr, true);
+  slot.addr = addr;
+  slot.tracing = r && is_tracing_frame(r->name);
+  return slot.tracing;
+}
+
+void Decoder::set_stack(Event& e, const uint8_t* rec, size_t len) {
+  e.has_stack = true;
+  e.stack = {};
+  size_t off = static_cast<size_t>(stack_caller_.offset);
+  size_t width = static_cast<size_t>(stack_caller_.size);
+  if (len < off || width != sizeof(uint64_t)) return;
+  int64_t n = static_cast<int32_t>(read_uint(rec + stack_size_.offset, stack_size_.size));
+  size_t count = n > 0 ? static_cast<size_t>(n) : 0;
+  count = std::min(count, (len - off) / width);
+  frames_.resize(count);
+  std::memcpy(frames_.data(), rec + off, count * width);
+  size_t first = 0;
+  if (symbols_)
+    while (first < count && tracing_address(frames_[first])) ++first;
+  // A stack made only of tracing frames (a uprobe's int3 path) is kept
+  // whole: an event never loses the stack it came with.
+  if (first == count) first = 0;
+  e.stack = std::span<const uint64_t>(frames_.data() + first, count - first);
+}
+
+size_t Decoder::emit_pending(CpuState& c, const Reader::Callback& fn) {
+  if (!c.has_pending) return 0;
+  c.has_pending = false;
+  if (pair_) ++unpaired_;
+  c.pending.stack = {};
+  c.pending.has_stack = false;
+  fn(c.pending);
+  return 1;
+}
+
+void Decoder::hold_pending(CpuState& c) {
+  c.held.assign(c.pending.data.begin(), c.pending.data.end());
+  c.pending.data = std::span<const uint8_t>(c.held.data(), c.held.size());
+}
+
+size_t Decoder::decode_page(int cpu, std::span<const uint8_t> page, const Reader::Callback& fn) {
+  CpuState& c = cpu_state(cpu);
+  // Check the header against the bytes we have before kbuffer trusts it.
+  const size_t start = sizeof(uint64_t) + sizeof(long);
+  if (page.size() < start) {
+    ++bad_pages_;
+    return 0;
+  }
+  uint64_t commit = read_uint(page.data() + sizeof(uint64_t), sizeof(long));
+  size_t need = start + (commit & kCommitMask) + ((commit & kMissedStored) ? sizeof(long) : 0);
+  if (need > page.size()) {
+    ++bad_pages_;
+    return 0;
+  }
+  auto* base = const_cast<uint8_t*>(page.data());  // kbuffer only reads it
+  if (kbuffer_load_subbuffer(kbuf_.get(), base) != 0) {
+    ++bad_pages_;
+    return 0;
+  }
+
+  size_t handed = 0;
+  if (kbuffer_missed_events(kbuf_.get()) != 0) {
+    // Records were lost just before this page: a pending event's stack may
+    // be among them, and a stack at the top of this page may belong to a
+    // lost event.
+    ++missed_pages_;
+    handed += emit_pending(c, fn);
+  }
+
+  const uint8_t* end = page.data() + page.size();
+  unsigned long long ts = 0;
+  for (void* d = kbuffer_read_event(kbuf_.get(), &ts); d;
+       d = kbuffer_next_event(kbuf_.get(), &ts)) {
+    const auto* rec = static_cast<const uint8_t*>(d);
+    int size = kbuffer_event_size(kbuf_.get());
+    if (size <= 0 || rec + size > end) break;
+    auto len = static_cast<size_t>(size);
+    if (len < static_cast<size_t>(pid_.offset + pid_.size)) continue;
+    int type = static_cast<int>(read_uint(rec + type_.offset, type_.size));
+    int pid = static_cast<int>(static_cast<int32_t>(read_uint(rec + pid_.offset, pid_.size)));
+
+    if (type == stack_id_) {
+      if (c.has_pending && c.pending.pid == pid) {
+        c.has_pending = false;
+        set_stack(c.pending, rec, len);
+        fn(c.pending);
+        ++handed;
+      } else if (pair_) {
+        ++orphan_stacks_;
+      }
+      continue;
+    }
+    if (type == user_stack_id_) continue;
+
+    handed += emit_pending(c, fn);
+    Event& e = c.pending;
+    e.cpu = cpu;
+    e.ts = ts;
+    e.pid = pid;
+    e.type = type;
+    e.data = std::span<const uint8_t>(rec, len);
+    e.stack = {};
+    e.has_stack = false;
+    if (pair_) {
+      c.has_pending = true;
+    } else {
+      fn(e);
+      ++handed;
+    }
+  }
+  if (c.has_pending && c.pending.data.data() >= page.data() && c.pending.data.data() < end)
+    hold_pending(c);
+  return handed;
+}
+
+size_t Decoder::finish(const Reader::Callback& fn) {
+  size_t handed = 0;
+  for (auto& c : cpus_)
+    if (c) handed += emit_pending(*c, fn);
+  return handed;
+}
+
+bool is_tracing_frame(std::string_view symbol) {
+  for (std::string_view p : kTracingPrefixes)
+    if (symbol.substr(0, p.size()) == p) return true;
+  return false;
+}
+
+}  // namespace tracekit::ftrace

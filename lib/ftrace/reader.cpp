@@ -1,0 +1,233 @@
+// How this works: open() reads the formats of the requested event systems
+// (plus "ftrace", for kernel_stack) and the page header into a
+// libtraceevent handle, loads /proc/kallsyms for stripping tracing frames,
+// and opens per_cpu/cpuN/trace_pipe_raw of every online CPU, non-blocking.
+// A read(2) of that file hands out one sub-buffer: a whole page the ring
+// buffer swaps out, or, when the writer is still on its page, the events so
+// far copied into a page of their own; EAGAIN when empty. Decoding and
+// pairing is Decoder's (decode.cpp). One page buffer serves every CPU: the
+// decoder copies the one event it may keep across pages.
+//
+// Why read(2) and not libtracefs' tracefs_cpu: tracefs_cpu_read is a read(2)
+// of this same file, 1.6.4 gives no access to its descriptor (poll() needs
+// one), and tracefs_cpu_buffered_read (splice) returns whole pages only, so
+// a quiet CPU's events would wait for a flush. Owning the descriptors keeps
+// this file free of tracefs.h too (see libtracefs.hpp).
+//
+// poll() on trace_pipe_raw reports readable only once the buffer is
+// buffer_percent full (default 50), so after poll() returns, ready or timed
+// out, every CPU is read until empty: the timeout bounds the latency. Each
+// CPU's reads per call are capped at about its buffer's page count, so a
+// producer faster than the reader cannot keep poll() from returning.
+#include "ftrace/reader.hpp"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/stat.h>
+#include <traceevent/event-parse.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <optional>
+
+#include "ftrace/decode.hpp"
+#include "symbols/kallsyms.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::ftrace {
+
+namespace {
+
+// Every format of one event system: events/<system>/<event>/format. Error:
+// no such system directory.
+Status read_system_formats(const std::string& tracing_dir, const std::string& system,
+                           std::vector<FormatText>& out) {
+  std::string dir = tracing_dir + "/events/" + system;
+  DIR* d = opendir(dir.c_str());
+  if (!d)
+    return Error::from_errno("no event system " + system, dir,
+                             "see " + tracing_dir + "/available_events");
+  while (dirent* e = readdir(d)) {
+    std::string name = e->d_name;
+    if (name == "." || name == ".." || e->d_type != DT_DIR) continue;
+    auto text = read_file(dir + "/" + name + "/format");
+    if (text) out.push_back({system, std::move(*text)});
+  }
+  closedir(d);
+  return {};
+}
+
+// "overrun" (overwritten, overwrite mode) plus "dropped events" (refused by
+// a full buffer, overwrite off) of one CPU's stats file; 0 if unreadable.
+uint64_t lost_events(const std::string& stats_path) {
+  auto text = read_file(stats_path);
+  if (!text) return 0;
+  uint64_t total = 0;
+  for (auto line : split(*text, '\n')) {
+    size_t colon = line.find(':');
+    if (colon == std::string_view::npos) continue;
+    auto key = line.substr(0, colon);
+    if (key != "overrun" && key != "dropped events") continue;
+    if (auto v = parse_int<uint64_t>(trim(line.substr(colon + 1)))) total += *v;
+  }
+  return total;
+}
+
+// The first number of a file ("7 (expanded: 1408)" -> 7, "4" -> 4) and the
+// expanded one when present (1408).
+std::optional<size_t> kb_file(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return std::nullopt;
+  std::string_view s = *text;
+  std::optional<size_t> v;
+  if (auto p = s.find("expanded:"); p != std::string_view::npos) {
+    auto rest = trim(s.substr(p + 9));
+    v = parse_int<size_t>(rest.substr(0, rest.find(')')));
+  }
+  if (!v) v = parse_int<size_t>(trim(s.substr(0, s.find(' '))));
+  return v;
+}
+
+}  // namespace
+
+struct Reader::Impl {
+  struct Cpu {
+    int cpu = 0;
+    int fd = -1;
+    std::string stats;
+    uint64_t lost_at_open = 0;
+  };
+
+  TepPtr tep;
+  std::unique_ptr<symbols::KernelSymbols> symbols;  // null when kallsyms is unusable
+  std::optional<Decoder> decoder;                   // after tep and symbols: uses both
+  std::vector<Cpu> cpus;
+  std::vector<pollfd> pollfds;  // one per cpus entry
+  std::vector<uint8_t> page;    // one sub-buffer
+  size_t max_pages = 0;         // per CPU per poll()
+
+  ~Impl() {
+    for (auto& c : cpus)
+      if (c.fd >= 0) close(c.fd);
+  }
+
+  // Reads and decodes cpu's pages until it is empty or max reads were done.
+  size_t drain(Cpu& c, size_t max, const Callback& fn) {
+    size_t handed = 0;
+    for (size_t i = 0; i < max; ++i) {
+      ssize_t n = read(c.fd, page.data(), page.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // EAGAIN: empty
+      handed += decoder->decode_page(c.cpu, {page.data(), static_cast<size_t>(n)}, fn);
+    }
+    return handed;
+  }
+};
+
+Reader::Reader(Reader&&) noexcept = default;
+Reader& Reader::operator=(Reader&&) noexcept = default;
+Reader::~Reader() = default;
+
+Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& instance,
+                            const std::vector<std::string>& systems, bool pair_stacks) {
+  std::string dir = instance.empty() ? tracing_dir : tracing_dir + "/instances/" + instance;
+  struct stat st;
+  if (stat((dir + "/per_cpu").c_str(), &st) != 0)
+    return Error::from_errno(
+        "no trace buffers", dir + "/per_cpu",
+        instance.empty() ? "root? tracefs mounted?" : "create the instance first; root?");
+
+  auto impl = std::make_unique<Impl>();
+
+  auto header = read_file(tracing_dir + "/events/header_page");
+  if (!header)
+    return Error{header.error().err, "cannot read the ring buffer page header",
+                 tracing_dir + "/events/header_page", "root? tracefs mounted?"};
+  std::vector<std::string> wanted;
+  for (auto& s : systems)
+    if (std::find(wanted.begin(), wanted.end(), s) == wanted.end()) wanted.push_back(s);
+  if (std::find(wanted.begin(), wanted.end(), "ftrace") == wanted.end()) wanted.push_back("ftrace");
+  std::vector<FormatText> formats;
+  for (auto& s : wanted)
+    if (auto st = read_system_formats(tracing_dir, s, formats); !st) return st.error();
+  auto tep = tep_from_formats(*header, formats);
+  if (!tep) return tep.error();
+  impl->tep = std::move(*tep);
+
+  // Without usable kallsyms (not root, kptr_restrict) stacks are still
+  // read, just not stripped of tracing frames.
+  if (auto syms = symbols::KernelSymbols::load(); syms && syms->size() > 0)
+    impl->symbols = std::make_unique<symbols::KernelSymbols>(std::move(*syms));
+
+  auto dec = Decoder::create(impl->tep.get(), pair_stacks, impl->symbols.get());
+  if (!dec) return dec.error();
+  impl->decoder.emplace(std::move(*dec));
+
+  const std::string online_path = "/sys/devices/system/cpu/online";
+  auto online = read_file(online_path);
+  if (!online) return online.error();
+  auto cpus = parse_cpu_list(trim(*online));
+  if (!cpus || cpus->empty()) return Error{0, "cannot parse the online CPU list", online_path, {}};
+
+  size_t subbuf = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  if (auto kb = kb_file(dir + "/buffer_subbuf_size_kb"); kb && *kb > 0) subbuf = *kb * 1024;
+  impl->page.resize(subbuf);
+  size_t buffer_kb = kb_file(dir + "/buffer_size_kb").value_or(1408);
+  impl->max_pages = std::max<size_t>(16, buffer_kb * 1024 / subbuf + 2);
+
+  for (int cpu : *cpus) {
+    Impl::Cpu c;
+    c.cpu = cpu;
+    std::string base = dir + "/per_cpu/cpu" + std::to_string(cpu);
+    std::string path = base + "/trace_pipe_raw";
+    c.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (c.fd < 0) return Error::from_errno("cannot open a CPU's trace buffer", path, "root?");
+    c.stats = base + "/stats";
+    c.lost_at_open = lost_events(c.stats);
+    impl->pollfds.push_back({c.fd, POLLIN, 0});
+    impl->cpus.push_back(std::move(c));
+  }
+
+  Reader r;
+  r.impl_ = std::move(impl);
+  return r;
+}
+
+tep_handle* Reader::tep() const { return impl_->tep.get(); }
+
+int Reader::event_id(const std::string& system, const std::string& event) const {
+  tep_event* e = tep_find_event_by_name(impl_->tep.get(), system.c_str(), event.c_str());
+  return e ? e->id : -1;
+}
+
+size_t Reader::poll(int timeout_ms, const Callback& fn) {
+  auto& fds = impl_->pollfds;
+  for (auto& p : fds) p.revents = 0;
+  // Ready, timed out or interrupted: read everything either way (see the
+  // buffer_percent note at the top).
+  (void)::poll(fds.data(), fds.size(), timeout_ms);
+  size_t handed = 0;
+  for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages, fn);
+  return handed;
+}
+
+size_t Reader::flush(const Callback& fn) {
+  size_t handed = 0;
+  for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages * 2, fn);
+  return handed + impl_->decoder->finish(fn);
+}
+
+uint64_t Reader::dropped() const {
+  uint64_t total = 0;
+  for (auto& c : impl_->cpus) {
+    uint64_t now = lost_events(c.stats);
+    if (now > c.lost_at_open) total += now - c.lost_at_open;
+  }
+  return total;
+}
+
+uint64_t Reader::unpaired() const { return impl_->decoder->unpaired(); }
+
+}  // namespace tracekit::ftrace

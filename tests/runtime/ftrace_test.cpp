@@ -1,0 +1,273 @@
+// The raw ftrace reader on this kernel: a private instance with
+// syscalls:sys_enter_getppid (filtered to a workload's pid, with a stacktrace
+// trigger) while tests/workloads/getppid_n makes exactly N getppid calls;
+// streaming (poll while tracing) and buffered (flush afterwards) must both
+// hand out exactly N events, each with a kernel stack through the syscall
+// entry; a flood into a tiny buffer must count what it refused.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <thread>
+
+#include "ftrace/reader.hpp"
+#include "harness.hpp"
+#include "symbols/kallsyms.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+const std::string kTracing = "/sys/kernel/tracing";
+constexpr const char* kEvent = "events/syscalls/sys_enter_getppid";
+
+// Writes text to a tracefs file; "" on success, else the errno text.
+std::string write_file(const std::string& path, const std::string& text, bool append = false) {
+  std::ofstream f(path, append ? std::ios::app : std::ios::trunc);
+  f << text;
+  f.flush();
+  return f ? "" : path + ": " + std::strerror(errno);
+}
+
+// A private tracefs instance, torn down on destruction whatever happened:
+// events disabled, the trigger removed ("!" + trigger: truncating the file
+// does not remove one), the filter cleared, the directory removed.
+class TestInstance {
+ public:
+  TestInstance() {
+    static int seq = 0;
+    name_ = "tracekit_test_" + std::to_string(getpid()) + "_" + std::to_string(seq++);
+    dir_ = kTracing + "/instances/" + name_;
+    if (mkdir(dir_.c_str(), 0755) != 0) {
+      error_ = dir_ + ": " + std::strerror(errno);
+      return;
+    }
+    // A reader wants refused events counted, not old ones overwritten.
+    set("options/overwrite", "0");
+  }
+  ~TestInstance() {
+    if (!error_.empty() && access(dir_.c_str(), F_OK) != 0) return;
+    write_file(dir_ + "/" + kEvent + "/enable", "0");
+    if (!trigger_.empty()) write_file(dir_ + "/" + kEvent + "/trigger", "!" + trigger_, true);
+    write_file(dir_ + "/" + kEvent + "/filter", "0");
+    rmdir(dir_.c_str());
+  }
+  TestInstance(const TestInstance&) = delete;
+  TestInstance& operator=(const TestInstance&) = delete;
+
+  void set(const std::string& file, const std::string& text) {
+    std::string e = write_file(dir_ + "/" + file, text);
+    if (!e.empty() && error_.empty()) error_ = e;
+  }
+  // sys_enter_getppid of pid only, with its kernel stack when stacks.
+  void trace_getppid(pid_t pid, bool stacks) {
+    std::string pred = "common_pid == " + std::to_string(pid);
+    set(std::string(kEvent) + "/filter", pred);
+    if (stacks) {
+      // The filter does not gate triggers: the trigger carries the predicate.
+      trigger_ = "stacktrace if " + pred;
+      std::string e = write_file(dir_ + "/" + kEvent + "/trigger", trigger_, true);
+      if (!e.empty() && error_.empty()) error_ = e;
+    }
+    set(std::string(kEvent) + "/enable", "1");
+  }
+  void stop() { set(std::string(kEvent) + "/enable", "0"); }
+
+  const std::string& name() const { return name_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::string name_, dir_, trigger_, error_;
+};
+
+// What the callback saw, checked after the fact (the callback may run on
+// another thread).
+struct Tally {
+  int want_type = -1;
+  pid_t pid = 0;
+  const symbols::KernelSymbols* syms = nullptr;
+  std::atomic<uint64_t> events{0}, with_stack{0}, through_entry{0}, foreign{0};
+  std::string first_stack;
+
+  void operator()(const ftrace::Event& e) {
+    if (e.type != want_type || e.pid != pid) {
+      ++foreign;
+      return;
+    }
+    ++events;
+    if (!e.has_stack) return;
+    ++with_stack;
+    bool syscall64 = false, entry = false;
+    std::string names;
+    for (uint64_t a : e.stack) {
+      auto r = syms->lookup(a, true);
+      std::string_view n = r ? r->name : "?";
+      names += std::string(n) + ";";
+      syscall64 |= n == "do_syscall_64";
+      entry |= n.substr(0, 17) == "entry_SYSCALL_64_";
+    }
+    if (first_stack.empty()) first_stack = names;
+    if (syscall64 && entry) ++through_entry;
+  }
+};
+
+class FtraceReaderRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs instances";
+    if (access((kTracing + "/instances").c_str(), F_OK) != 0)
+      GTEST_SKIP() << "tracefs not mounted at " << kTracing;
+    auto s = symbols::KernelSymbols::load();
+    ASSERT_TRUE(s.ok()) << s.error().str();
+    syms_ = std::move(*s);
+  }
+  symbols::KernelSymbols syms_;
+};
+
+constexpr uint64_t kCalls = 1009;  // getppid_n's default
+
+TEST_F(FtraceReaderRuntime, StreamingHandsOutExactlyNEventsWithEntryStacks) {
+  Workload w("getppid_n");
+  TestInstance inst;
+  inst.trace_getppid(w.pid(), true);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  Tally t;
+  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
+  ASSERT_GT(t.want_type, 0);
+  t.pid = w.pid();
+  t.syms = &syms_;
+
+  // Stream on a thread while this one drives the workload, as a tool would.
+  std::atomic<bool> stop{false};
+  uint64_t polled = 0;
+  std::thread reader([&] {
+    auto fn = [&](const ftrace::Event& e) { t(e); };
+    while (!stop) polled += r->poll(50, fn);
+  });
+  w.go();
+  bool done = w.wait_line("done", 30);
+  // Until every event arrived through poll(), or 10 s.
+  for (int i = 0; i < 200 && t.events < kCalls; ++i) usleep(50'000);
+  stop = true;
+  reader.join();
+  ASSERT_TRUE(done) << "workload did not finish";
+  EXPECT_EQ(t.events.load(), kCalls) << "through poll() alone";
+  inst.stop();
+  uint64_t flushed = r->flush([&](const ftrace::Event& e) { t(e); });
+  EXPECT_EQ(flushed, 0u);
+  EXPECT_EQ(t.events.load(), kCalls);
+  EXPECT_EQ(polled, kCalls);
+  EXPECT_EQ(t.with_stack.load(), kCalls);
+  EXPECT_EQ(t.through_entry.load(), kCalls) << "a stack: " << t.first_stack;
+  EXPECT_EQ(t.foreign.load(), 0u);
+  EXPECT_EQ(r->dropped(), 0u);
+  EXPECT_EQ(r->unpaired(), 0u);
+}
+
+TEST_F(FtraceReaderRuntime, BufferedModeFlushHandsOutExactlyNEvents) {
+  Workload w("getppid_n");
+  TestInstance inst;
+  inst.trace_getppid(w.pid(), true);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  Tally t;
+  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
+  t.pid = w.pid();
+  t.syms = &syms_;
+
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 30));
+  inst.stop();
+  uint64_t n = r->flush([&](const ftrace::Event& e) { t(e); });
+  EXPECT_EQ(n, kCalls);
+  EXPECT_EQ(t.events.load(), kCalls);
+  EXPECT_EQ(t.with_stack.load(), kCalls);
+  EXPECT_EQ(t.through_entry.load(), kCalls) << "a stack: " << t.first_stack;
+  EXPECT_EQ(r->dropped(), 0u);
+  EXPECT_EQ(r->unpaired(), 0u);
+  // Nothing is left: a second flush hands out nothing.
+  EXPECT_EQ(r->flush([&](const ftrace::Event& e) { t(e); }), 0u);
+}
+
+// Nobody reads while a tiny buffer (overwrite off) takes 200003 events: the
+// buffer refuses most, and every event is either handed out or counted as
+// dropped, exactly (one event enabled, no stacks: one record per call).
+TEST_F(FtraceReaderRuntime, FloodIntoATinyBufferCountsEveryRefusedEvent) {
+  constexpr uint64_t kFlood = 200003;
+  Workload w("getppid_n", {std::to_string(kFlood)});
+  TestInstance inst;
+  inst.set("buffer_size_kb", "8");
+  inst.trace_getppid(w.pid(), false);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, false);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  Tally t;
+  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
+  t.pid = w.pid();
+  t.syms = &syms_;
+
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 60));
+  inst.stop();
+  uint64_t n = r->flush([&](const ftrace::Event& e) { t(e); });
+  EXPECT_EQ(n, t.events.load());
+  EXPECT_GT(r->dropped(), 0u);
+  EXPECT_GT(t.events.load(), 0u);
+  EXPECT_EQ(t.events.load() + r->dropped(), kFlood)
+      << "handed out " << t.events.load() << ", dropped " << r->dropped();
+  EXPECT_EQ(t.with_stack.load(), 0u);
+  EXPECT_EQ(r->unpaired(), 0u);
+}
+
+// The same flood with stacks: each call writes an event and its stack, and
+// either may be refused; every call is accounted for by a handed-out event
+// or a drop, an event whose stack was refused comes out without one.
+TEST_F(FtraceReaderRuntime, FloodWithStacksAccountsForEveryCall) {
+  constexpr uint64_t kFlood = 100003;
+  Workload w("getppid_n", {std::to_string(kFlood)});
+  TestInstance inst;
+  inst.set("buffer_size_kb", "8");
+  inst.trace_getppid(w.pid(), true);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  Tally t;
+  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
+  t.pid = w.pid();
+  t.syms = &syms_;
+
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 60));
+  inst.stop();
+  r->flush([&](const ftrace::Event& e) { t(e); });
+  uint64_t dropped = r->dropped();
+  EXPECT_GT(dropped, 0u);
+  EXPECT_GE(t.events.load() + dropped, kFlood);
+  EXPECT_LE(t.events.load() + dropped, 2 * kFlood);
+  EXPECT_LE(r->unpaired(), dropped);
+  EXPECT_EQ(t.through_entry.load(), t.with_stack.load()) << "a stack: " << t.first_stack;
+}
+
+TEST_F(FtraceReaderRuntime, OpenFailsForAMissingInstance) {
+  auto r = ftrace::Reader::open(kTracing, "tracekit_no_such_instance", {"syscalls"}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().str().find("instances/tracekit_no_such_instance"), std::string::npos)
+      << r.error().str();
+}
+
+TEST_F(FtraceReaderRuntime, OpenFailsForAMissingEventSystem) {
+  TestInstance inst;
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"no_such_system"}, true);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().str().find("no_such_system"), std::string::npos) << r.error().str();
+}
+
+}  // namespace
+}  // namespace tracekit::testing
