@@ -53,35 +53,51 @@ struct Target {
 struct ExpandOptions {
   bool regex = false;
   size_t max_probes = 1000;  // more matches than this is an error
-  std::string tracing_dir;
+  std::string tracing_dir;   // "": tracefs::tracing_dir() (kernel and tracepoint specs)
 };
 
-// What spec names on this machine, sorted and without duplicates. Zero
-// matches is not an error here (the tool prints bcc's message). Error: a
-// regex that does not compile, a library that cannot be found, a file that
-// is not ELF, more than max_probes matches (hint: narrow the pattern).
+// What spec names on this machine, sorted (functions by name, then offset;
+// tracepoints by system, then event) and without duplicates: for user
+// probes one target per file offset, named by the preferred alias (global
+// over weak over local, then fewer leading underscores). Zero matches is
+// not an error here (the tool prints bcc's message). Error: a u: spec
+// ("USDT probes are not supported yet"), a regex that does not compile, a
+// library that cannot be found, a file that is not ELF, more than
+// max_probes matches (hint: narrow the pattern).
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts);
 
-// Library resolution as bcc does it: "/..." as is (must exist); "c" ->
-// libc; "name" -> libname.so* from the dynamic linker's cache (ldconfig -p)
-// or the standard library directories; else a program named so on PATH.
+// Library resolution as bcc does it: a name with a '/' is a path (must be
+// a regular file; made absolute); "c" -> libc; "name" -> libname.so* from
+// the dynamic linker's cache (ldconfig -p, this machine's ABI first) or the
+// standard library directories; else a program named so on PATH. Error:
+// none of these exists (hint: what to give instead).
 Result<std::string> resolve_library(const std::string& lib);
 
 struct ElfFunction {
-  std::string name;
+  std::string name;          // without a symbol version ("memcpy", not "memcpy@@GLIBC_2.14")
   uint64_t address = 0;      // st_value
   uint64_t file_offset = 0;  // what a uprobe takes: st_value mapped through the PT_LOAD segments
   uint64_t size = 0;
+  int binding = 0;     // STB_GLOBAL, STB_WEAK or STB_LOCAL (<elf.h>): ranks aliases
+  bool ifunc = false;  // STT_GNU_IFUNC: the address is the resolver's, which runs once
 };
-// Function symbols (.symtab, else .dynsym) of an ELF file, with file
-// offsets. Error: cannot open, not ELF.
+// Defined function symbols (.symtab, else .dynsym) of an ELF file, with
+// file offsets, in symbol table order; aliases (several names at one
+// address) are all listed. Symbols in no PT_LOAD segment are left out: no
+// uprobe can reach them. Error: cannot open, not ELF.
 Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
 
-// Kernel functions that can be probed: available_filter_functions when
-// readable, else the text symbols of /proc/kallsyms.
-Result<std::vector<std::string>> kernel_functions(const std::string& tracing_dir);
+// Kernel functions that can be probed, sorted and unique:
+// available_filter_functions when readable, else the text symbols of
+// kallsyms less what kprobes refuse (init text, NOKPROBE, ...; see
+// probe/sources.hpp). Error: neither file can be read.
+Result<std::vector<std::string>> kernel_functions(const std::string& tracing_dir,
+                                                  const std::string& kallsyms = "/proc/kallsyms");
 
-// Glob match (fnmatch) or regex search of name against pattern.
+// Glob match (fnmatch, no flags) or regex search (ECMAScript) of name
+// against pattern. Compiles the pattern on every call: to match many names
+// use Matcher (probe/match.hpp). A regex that does not compile matches
+// nothing.
 bool matches(const std::string& pattern, const std::string& name, bool regex);
 
 }  // namespace tracekit::probe

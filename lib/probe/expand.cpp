@@ -1,0 +1,161 @@
+// How this works: a spec's pattern is compiled once (Matcher) and run over
+// the list of what exists for its kind: kernel functions
+// (kernel_functions), the event directories under <tracing>/events, or the
+// function symbols of the resolved ELF file. The limit is checked on what
+// would be attached, after duplicates are gone.
+//
+// User functions have aliases: malloc and __libc_malloc are one address in
+// libc, and the kernel takes one uprobe per (file, offset), so each offset
+// becomes one target. Among the matching names at an offset the one our
+// symbolizer (symbols/user.cpp) would print wins: global over weak over
+// local, then fewer leading underscores. Distinct offsets under one name
+// (memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14) stay distinct targets, as in
+// bcc's attach_uprobe(sym_re=...), which probes every distinct address.
+#include <elf.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "probe/match.hpp"
+#include "probe/spec.hpp"
+#include "tracefs/tracing_dir.hpp"
+
+namespace tracekit::probe {
+
+namespace {
+
+Result<std::string> tracing_dir_of(const ExpandOptions& opts) {
+  if (!opts.tracing_dir.empty()) return opts.tracing_dir;
+  return tracefs::tracing_dir();
+}
+
+Result<std::vector<Target>> kernel_targets(const Spec& spec, const Matcher& match,
+                                           const ExpandOptions& opts) {
+  auto dir = tracing_dir_of(opts);
+  if (!dir) return dir.error();
+  auto fns = kernel_functions(*dir);
+  if (!fns) return fns.error();
+  std::vector<Target> out;
+  for (const std::string& fn : *fns) {
+    if (!match(fn)) continue;
+    Target t;
+    t.kind = spec.kind;
+    t.function = fn;
+    out.push_back(std::move(t));
+  }
+  return out;  // kernel_functions is sorted and unique already
+}
+
+Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& match,
+                                               const ExpandOptions& opts) {
+  auto category = Matcher::make(spec.category, opts.regex);
+  if (!category) return category.error();
+  auto dir = tracing_dir_of(opts);
+  if (!dir) return dir.error();
+  namespace fs = std::filesystem;
+  fs::path events = fs::path(*dir) / "events";
+  std::error_code ec;
+  fs::directory_iterator systems(events, ec);
+  if (ec)
+    return Error{ec.value(), "cannot list tracepoints", events.string(),
+                 "Root user? tracefs mounted?"};
+  std::vector<Target> out;
+  for (const fs::directory_entry& sys : systems) {
+    std::string system = sys.path().filename().string();
+    // events/ also holds files: enable, header_page, header_event.
+    if (!sys.is_directory(ec) || !(*category)(system)) continue;
+    for (const fs::directory_entry& ev : fs::directory_iterator(sys.path(), ec)) {
+      std::string event = ev.path().filename().string();
+      // A directory without "id" is no event (a system's own files are
+      // enable and filter; directories are events).
+      if (!ev.is_directory(ec) || !match(event) || !fs::exists(ev.path() / "id", ec)) continue;
+      Target t;
+      t.kind = Kind::kTracepoint;
+      t.system = system;
+      t.event = event;
+      out.push_back(std::move(t));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const Target& a, const Target& b) {
+    return std::tie(a.system, a.event) < std::tie(b.system, b.event);
+  });
+  return out;
+}
+
+// Lower is preferred among aliases at one offset.
+std::tuple<int, size_t, const std::string&> alias_rank(const ElfFunction& f) {
+  int bind = f.binding == STB_GLOBAL || f.binding == STB_GNU_UNIQUE ? 0
+             : f.binding == STB_WEAK                                ? 1
+                                                                    : 2;
+  return {bind, f.name.find_first_not_of('_'), f.name};
+}
+
+Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match) {
+  auto path = resolve_library(spec.library);
+  if (!path) return path.error();
+  auto fns = elf_functions(*path);
+  if (!fns) return fns.error();
+  std::vector<ElfFunction> hits;
+  for (ElfFunction& f : *fns)
+    if (match(f.name)) hits.push_back(std::move(f));
+  std::sort(hits.begin(), hits.end(), [](const ElfFunction& a, const ElfFunction& b) {
+    if (a.file_offset != b.file_offset) return a.file_offset < b.file_offset;
+    return alias_rank(a) < alias_rank(b);
+  });
+  hits.erase(std::unique(hits.begin(), hits.end(),
+                         [](const ElfFunction& a, const ElfFunction& b) {
+                           return a.file_offset == b.file_offset;
+                         }),
+             hits.end());
+  std::vector<Target> out;
+  for (const ElfFunction& f : hits) {
+    Target t;
+    t.kind = spec.kind;
+    t.function = f.name;
+    t.path = *path;
+    t.offset = f.file_offset;
+    out.push_back(std::move(t));
+  }
+  std::sort(out.begin(), out.end(), [](const Target& a, const Target& b) {
+    return std::tie(a.function, a.offset) < std::tie(b.function, b.offset);
+  });
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) {
+  if (spec.kind == Kind::kUsdt) return Error{0, "USDT probes are not supported yet", spec.text, {}};
+  auto match = Matcher::make(spec.pattern, opts.regex);
+  if (!match) return match.error();
+  Result<std::vector<Target>> out = Error{};
+  switch (spec.kind) {
+    case Kind::kKernel:
+    case Kind::kKernelReturn:
+      out = kernel_targets(spec, *match, opts);
+      break;
+    case Kind::kTracepoint:
+      out = tracepoint_targets(spec, *match, opts);
+      break;
+    case Kind::kUser:
+    case Kind::kUserReturn:
+      out = user_targets(spec, *match);
+      break;
+    case Kind::kUsdt:
+      break;
+  }
+  if (out && out->size() > opts.max_probes) {
+    const std::string& name = spec.text.empty() ? spec.pattern : spec.text;
+    return Error{0,
+                 std::to_string(out->size()) + " probes match \"" + name +
+                     "\": more than the limit of " + std::to_string(opts.max_probes),
+                 {},
+                 "narrow the pattern"};
+  }
+  return out;
+}
+
+}  // namespace tracekit::probe
