@@ -63,6 +63,8 @@ class Reader {
   // The id of system:event, -1 if not loaded.
   int event_id(const std::string& system, const std::string& event) const;
 
+  // Event::data and Event::stack point into the reader's buffers: valid
+  // only during the call (copy what must outlive it).
   using Callback = std::function<void(const Event&)>;
   // Streaming: waits up to timeout_ms for any CPU's buffer to have data,
   // then reads what is there and calls fn for every complete event, in order
