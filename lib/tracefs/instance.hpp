@@ -7,10 +7,17 @@
 // on failure and the rest still attempted; then the instance is removed.
 // Control-file writes that the kernel rejects carry the kernel's error_log
 // line in the Error.
+//
+// Teardown order for callers: close readers of the instance's buffers first
+// (an open trace_pipe_raw makes the rmdir fail with EBUSY), then destroy the
+// Instance, then the ProbeGroup whose probes it enabled (a probe enabled in
+// an instance cannot be removed: EBUSY).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -19,14 +26,19 @@ namespace tracekit::tracefs {
 
 class Instance {
  public:
-  // Creates instances/tracekit_<getpid()>_<n> (n counts up per process).
-  // Error: tracefs has no instances/ (hint: kernel too old) or mkdir failed.
+  // Creates instances/tracekit_<getpid()>_<n> (n counts up per process; a
+  // name that exists already, left by a dead run that had our pid, is
+  // skipped). Error: tracefs has no instances/ (hint: kernel too old) or
+  // mkdir failed.
   static Result<Instance> create(const std::string& tracing_dir);
 
   Instance(Instance&&) noexcept;
   Instance& operator=(Instance&&) = delete;
   Instance(const Instance&) = delete;
-  ~Instance();  // undoes everything and removes the instance; never throws
+  // Undoes everything, in reverse order, and removes the instance; never
+  // throws. A step that fails is reported on stderr ("tracekit: cleanup: ...")
+  // and the rest is still done.
+  ~Instance();
 
   const std::string& tracing_dir() const { return top_; }
   const std::string& name() const { return name_; }
@@ -50,16 +62,16 @@ class Instance {
                      const std::string& trigger);
   // options/<option> to 1 or 0 (restored at the end).
   Status set_option(const std::string& option, bool on);
-  // buffer_size_kb (per CPU).
+  // buffer_size_kb (per CPU). Not undone: the buffer goes with the instance.
   Status set_buffer_size_kb(size_t kb);
-  // tracing_on.
+  // tracing_on (restored at the end).
   Status set_tracing_on(bool on);
 
   // The function tracer in this instance, restricted to functions
   // (set_ftrace_filter), with a kernel stack after every call when
   // stack_trace (options/func_stack_trace). Error: the kernel refuses
   // (EPERM under lockdown, ENODEV without CONFIG_FUNCTION_TRACER), or a
-  // function is not traceable.
+  // function is not traceable, or functions is empty (EINVAL).
   Status start_function_tracer(const std::vector<std::string>& functions, bool stack_trace);
 
   // "dropped events" of per_cpu/cpu<cpu>/stats (overwrite=0: events the
@@ -78,8 +90,42 @@ class Instance {
   bool owned_ = false;
 };
 
-// The most recent line(s) of <tracing_dir>/error_log, "" when there are none
+// The most recent entry of <tracing_dir>/error_log (tracing_dir may be an
+// instance's directory: each instance has an error_log of its own), as one
+// line "trace_uprobe: error: ... (command: p:g/e ...)"; "" when there is none
 // or the kernel has no error_log.
 std::string last_error_log(const std::string& tracing_dir);
+
+// The last entry of error_log text, formatted as last_error_log() does. Pure.
+std::string parse_last_error_log(std::string_view error_log);
+
+// Writes text to a tracefs control file in one write(2), truncating the file
+// first (append false) or appending to it; a newline is added when text does
+// not end with one, and an empty text only truncates. log_dirs are
+// directories whose error_log the kernel may explain a failure in (an
+// instance's own first, then the top level): on failure the Error carries
+// errno, the path and, as its hint, the entry the write added to one of them.
+Status write_control(const std::string& path, const std::string& text, bool append,
+                     const std::vector<std::string>& log_dirs);
+
+// rmdir(path), recorded like write_control() (removes an instance).
+// Error: errno and the path.
+Status remove_dir(const std::string& path);
+
+// For tests: while set, every write_control(), and every mkdir/rmdir of an
+// instance, is recorded in *log as "write <path> <text>", "append <path>
+// <text>", "mkdir <path>" or "rmdir <path>" (text without the added newline),
+// whether it succeeds or not. nullptr stops recording. Not thread-safe.
+void record_writes(std::vector<std::string>* log);
+
+// The command that removes a trigger, as an event's trigger file lists it or
+// as it was written: "stacktrace:unlimited if common_pid == 5" ->
+// "!stacktrace", "enable_event:sched:sched_wakeup:count=1" ->
+// "!enable_event:sched:sched_wakeup", "hist:keys=pid:... [active]" ->
+// "!hist:keys=pid:...". "" for blank and comment ("#") lines. Pure.
+std::string trigger_removal(std::string_view trigger_line);
+
+// The "dropped events: N" value of a per_cpu/cpuN/stats text. Pure.
+std::optional<uint64_t> parse_dropped_events(std::string_view stats);
 
 }  // namespace tracekit::tracefs

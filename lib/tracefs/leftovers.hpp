@@ -5,21 +5,55 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tracekit::tracefs {
 
 struct Cleanup {
-  std::vector<std::string> removed;  // "instance tracekit_12_0", "probe tracekit_12/p_vfs_read_0"
-  std::vector<std::string> failed;   // the same, with the reason appended
+  // "instance tracekit_12_0", "probe tracekit_12/p_vfs_read_0"; with
+  // include_live, a run still alive is named: "instance tracekit_12_0 (pid 12
+  // is alive)".
+  std::vector<std::string> removed;
+  // The same, with the reason appended: "instance tracekit_12_0: Device or
+  // resource busy (...)".
+  std::vector<std::string> failed;
 };
 
 // Removes the leftovers of dead runs. include_live: also those of runs that
 // are still alive (reset-tracing -f), except the calling process's own.
-// Inside an instance, events, triggers and the tracer are turned off first.
+// Instances go first: inside each, all events are disabled (events/enable),
+// every trigger listed in events/*/*/trigger is removed ("!<command>"),
+// current_tracer is set to nop and set_ftrace_filter emptied (where they are
+// not already), then the directory is removed. Then the probes of those
+// groups (from dynamic_events, else kprobe_events and uprobe_events): at the
+// top level each probe event is disabled, its triggers removed and its filter
+// cleared, then "-:group/event" is appended to the file that lists it. A
+// step that fails does not stop the others; only the final removal decides
+// between removed and failed. Never throws.
 Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live = false);
 
-// The pid in a name of ours ("tracekit_123_0", "tracekit_123"), or -1.
+// reset-tracing -f: the top-level ftrace state perf-tools' reset-ftrace
+// resets, and the other global function filters: current_tracer back to
+// nop; set_ftrace_filter, set_ftrace_notrace, set_graph_function,
+// set_graph_notrace and set_ftrace_pid emptied; options func_stack_trace,
+// stacktrace and userstacktrace off. Only what differs from the default is
+// written; files this kernel lacks or will not show (EPERM under lockdown)
+// are skipped. removed lists what changed ("current_tracer: function -> nop",
+// "set_ftrace_filter: 3 entries emptied", "options/stacktrace: 1 -> 0").
+// tracing_on, event enables and other programs' probes are left alone.
+Cleanup reset_global(const std::string& tracing_dir);
+
+// The pid in a name of ours ("tracekit_123_0", "tracekit_123"), or -1 for any
+// other name ("tracekit_", "tracekit_12x", "tracekit_1_2_3", "foo_12").
 int owner_pid(const std::string& name);
+
+// The group and event of a probe definition line as dynamic_events,
+// kprobe_events or uprobe_events list it ("p:tracekit_123/ev /bin/true:0x..."
+// -> {"tracekit_123", "ev"}); empty strings when the line is not one. Pure.
+struct ProbeLine {
+  std::string group, event;
+};
+ProbeLine parse_probe_line(std::string_view line);
 
 }  // namespace tracekit::tracefs

@@ -1,0 +1,158 @@
+// How this works: a probe is one line appended to a control file,
+// "p:<group>/<event> <where> <fetchargs>", and removed by appending
+// "-:<group>/<event>" to the same file. dynamic_events takes every kind of
+// probe where the kernel has it (4.17+); older kernels have kprobe_events and
+// uprobe_events only. The group is this process's own, so a probe of the
+// group is ours and no other run can remove it by mistake, and what a killed
+// run leaves can be recognised by name (leftovers.hpp). Each probe added is
+// remembered with the file it went to; the destructor removes exactly those.
+
+#include "tracefs/dynamic_events.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <iostream>
+
+#include "tracefs/instance.hpp"
+
+namespace tracekit::tracefs {
+
+namespace {
+
+constexpr size_t kMaxEventName = 48;  // the kernel allows 64; leave room for "_N"
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::atomic<int> g_next_group{0};
+
+}  // namespace
+
+std::string probe_name(std::string_view hint) {
+  std::string s;
+  for (char c : hint) {
+    bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    s += ok ? c : '_';
+  }
+  if (s.empty()) return "probe";
+  if (s[0] >= '0' && s[0] <= '9') s.insert(s.begin(), '_');
+  if (s.size() > kMaxEventName) s.resize(kMaxEventName);
+  return s;
+}
+
+Result<ProbeGroup> ProbeGroup::open(const std::string& tracing_dir) {
+  if (!exists(tracing_dir + "/events"))
+    return Error{ENOENT, "no tracefs events directory", tracing_dir + "/events",
+                 "is tracefs mounted there?"};
+  for (int tries = 0; tries < 1000; ++tries) {
+    int n = g_next_group++;
+    std::string name = "tracekit_" + std::to_string(getpid());
+    if (n > 0) name += "_" + std::to_string(n);
+    if (exists(tracing_dir + "/events/" + name)) continue;
+    ProbeGroup g;
+    g.top_ = tracing_dir;
+    g.group_ = name;
+    return g;
+  }
+  return Error{EEXIST, "cannot name a probe group: every name is taken", tracing_dir,
+               "run reset-tracing -f"};
+}
+
+ProbeGroup::ProbeGroup(ProbeGroup&& o) noexcept
+    : top_(std::move(o.top_)),
+      group_(std::move(o.group_)),
+      created_(std::move(o.created_)),
+      events_(std::move(o.events_)) {
+  o.created_.clear();
+  o.events_.clear();
+}
+
+ProbeGroup::~ProbeGroup() {
+  for (auto it = created_.rbegin(); it != created_.rend(); ++it) {
+    auto s = write_control(it->file, "-:" + group_ + "/" + it->event, true, {top_});
+    if (s) continue;
+    Error e = s.error();
+    if (e.err == EBUSY)
+      e.hint =
+          "still enabled in an instance or by a perf event (destroy those first); "
+          "reset-tracing removes it once this process is gone";
+    std::cerr << "tracekit: cleanup: " << e.str() << "\n";
+  }
+}
+
+bool ProbeGroup::kprobes_supported() const { return exists(top_ + "/kprobe_events"); }
+bool ProbeGroup::uprobes_supported() const { return exists(top_ + "/uprobe_events"); }
+
+std::string ProbeGroup::unique_name(const std::string& base) const {
+  auto taken = [&](const std::string& n) {
+    return std::find(events_.begin(), events_.end(), n) != events_.end();
+  };
+  if (!taken(base)) return base;
+  for (int i = 1;; ++i)
+    if (auto n = base + "_" + std::to_string(i); !taken(n)) return n;
+}
+
+Result<std::string> ProbeGroup::add(const std::string& file, char type, const std::string& base,
+                                    const std::string& where, const std::string& fetchargs) {
+  std::string event = unique_name(base);
+  std::string cmd = std::string(1, type) + ":" + group_ + "/" + event + " " + where;
+  if (!fetchargs.empty()) cmd += " " + fetchargs;
+  auto s = write_control(file, cmd, true, {top_});
+  if (!s) {
+    Error e = s.error();
+    if (e.hint.empty()) e.hint = "the kernel did not say why; check " + top_ + "/error_log";
+    return e;
+  }
+  created_.push_back({event, file});
+  events_.push_back(event);
+  return event;
+}
+
+Result<std::string> ProbeGroup::add_kprobe(const std::string& function, bool is_return,
+                                           const std::string& fetchargs) {
+  if (!kprobes_supported())
+    return Error{0,
+                 "this kernel has no kprobes (CONFIG_KPROBES is off): kprobe_events is missing",
+                 {},
+                 "trace a tracepoint (t:cat:event) or a user function instead"};
+  if (function.empty() || function.find_first_of(" \t\n") != std::string::npos)
+    return Error{EINVAL, "not a kernel function name: \"" + function + "\"", {}, {}};
+  std::string file =
+      top_ + (exists(top_ + "/dynamic_events") ? "/dynamic_events" : "/kprobe_events");
+  return add(file, is_return ? 'r' : 'p', probe_name((is_return ? "r_" : "p_") + function),
+             function, fetchargs);
+}
+
+Result<std::string> ProbeGroup::add_uprobe(const std::string& path, uint64_t offset, bool is_return,
+                                           const std::string& event_hint,
+                                           const std::string& fetchargs) {
+  if (!uprobes_supported())
+    return Error{0,
+                 "this kernel has no uprobes (CONFIG_UPROBE_EVENTS is off): uprobe_events is "
+                 "missing",
+                 {},
+                 "trace a tracepoint instead"};
+  if (path.empty() || path.find_first_of(" \t\n") != std::string::npos)
+    return Error{EINVAL, "cannot probe a file whose path has white space", path,
+                 "make a symbolic link without spaces to it"};
+  char off[32];
+  std::snprintf(off, sizeof off, "0x%llx", static_cast<unsigned long long>(offset));
+  std::string base = event_hint;
+  if (base.empty()) {
+    auto slash = path.rfind('/');
+    base = "u_" + path.substr(slash == std::string::npos ? 0 : slash + 1) + "_" + (off + 2);
+  }
+  std::string file =
+      top_ + (exists(top_ + "/dynamic_events") ? "/dynamic_events" : "/uprobe_events");
+  return add(file, is_return ? 'r' : 'p', probe_name(base), path + ":" + off, fetchargs);
+}
+
+}  // namespace tracekit::tracefs

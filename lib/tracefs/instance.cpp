@@ -1,0 +1,355 @@
+// How this works: an Instance is a directory under instances/ that the kernel
+// fills with a private copy of the ftrace control files and ring buffers.
+// Every change made through Instance is written with write_control() and, if
+// the kernel accepts it, the write that undoes it is pushed on undo_. The
+// destructor replays undo_ backwards (each step may fail without stopping the
+// rest; failures go to stderr with a "tracekit: cleanup:" prefix) and then
+// removes the directory. Removing the directory alone would free most of it
+// (Linux 6.18 accepts the rmdir with events, filters and triggers still set),
+// but undoing first keeps the teardown right on kernels that refuse, and
+// releases probe events enabled here in a known order.
+//
+// Explaining failures: the kernel often says more in error_log than errno
+// does ("Field not found" for a bad filter). write_control() reads the
+// error_log files before writing and, when the write fails, takes the entry
+// the failure added. Instances have their own error_log (filter and trigger
+// errors land there); probe definitions log at the top level.
+
+#include "tracefs/instance.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+
+#include "util/strings.hpp"
+
+namespace tracekit::tracefs {
+
+namespace {
+
+std::vector<std::string>* g_write_log = nullptr;
+
+void record(const std::string& line) {
+  if (g_write_log) g_write_log->push_back(line);
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+// error_log content, "" when it cannot be read.
+std::string read_error_log(const std::string& dir) {
+  auto text = read_file(dir + "/error_log");
+  return text ? *text : std::string();
+}
+
+std::string join_hint(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return a + "; " + b;
+}
+
+// Adds a hint to an Error, keeping the kernel's explanation already there.
+Error with_hint(Error e, const std::string& hint) {
+  e.hint = join_hint(hint, e.hint);
+  return e;
+}
+
+// Each process numbers its instances 0, 1, ...; a fork continues the count,
+// which is harmless since the pid part differs.
+std::atomic<int> g_next_instance{0};
+
+}  // namespace
+
+std::string parse_last_error_log(std::string_view error_log) {
+  // An entry is "[ ts] subsystem: error: text", "  Command: cmd", and a line
+  // with a caret under the offending token.
+  auto lines = split(error_log, '\n');
+  size_t start = lines.size();
+  for (size_t i = lines.size(); i-- > 0;)
+    if (!lines[i].empty() && lines[i][0] == '[') {
+      start = i;
+      break;
+    }
+  if (start == lines.size()) return {};
+  std::string_view head = lines[start];
+  if (auto close = head.find(']'); close != std::string_view::npos) head.remove_prefix(close + 1);
+  std::string out(trim(head));
+  for (size_t i = start + 1; i < lines.size(); ++i) {
+    auto l = trim(lines[i]);
+    if (l.rfind("Command:", 0) == 0) out += " (command: " + std::string(trim(l.substr(8))) + ")";
+  }
+  return out;
+}
+
+std::string last_error_log(const std::string& tracing_dir) {
+  return parse_last_error_log(read_error_log(tracing_dir));
+}
+
+void record_writes(std::vector<std::string>* log) { g_write_log = log; }
+
+Status remove_dir(const std::string& path) {
+  record("rmdir " + path);
+  if (rmdir(path.c_str()) != 0) return Error::from_errno("cannot remove", path);
+  return {};
+}
+
+Status write_control(const std::string& path, const std::string& text, bool append,
+                     const std::vector<std::string>& log_dirs) {
+  record(std::string(append ? "append " : "write ") + path + " " + text);
+  std::vector<std::string> before;
+  for (const auto& d : log_dirs) before.push_back(read_error_log(d));
+
+  std::string data = text;
+  if (!data.empty() && data.back() != '\n') data += '\n';
+  int err = 0;
+  int fd = open(path.c_str(), O_WRONLY | O_CLOEXEC | (append ? O_APPEND : O_TRUNC));
+  if (fd < 0) {
+    err = errno;
+  } else {
+    // One write: the kernel parses each write(2) as a whole command.
+    if (!data.empty()) {
+      ssize_t n = ::write(fd, data.data(), data.size());
+      if (n < 0)
+        err = errno;
+      else if (static_cast<size_t>(n) != data.size())
+        err = EIO;
+    }
+    if (close(fd) != 0 && err == 0) err = errno;
+  }
+  if (err == 0) return {};
+
+  std::string kernel_says;
+  for (size_t i = 0; i < log_dirs.size() && kernel_says.empty(); ++i) {
+    std::string after = read_error_log(log_dirs[i]);
+    if (after != before[i]) kernel_says = parse_last_error_log(after);
+  }
+  std::string shown = std::string(trim(text));
+  return Error{err, "cannot write \"" + shown + "\"", path,
+               kernel_says.empty() ? "" : "error_log: " + kernel_says};
+}
+
+std::string trigger_removal(std::string_view line) {
+  line = trim(line);
+  if (line.empty() || line[0] == '#') return {};
+  if (line[0] == '!') line.remove_prefix(1);
+  // The filter is not part of what identifies a trigger.
+  if (auto pos = line.find(" if "); pos != std::string_view::npos) line = line.substr(0, pos);
+  line = trim(line);
+  // hist triggers list their state after the definition.
+  for (std::string_view state : {" [active]", " [paused]"})
+    if (line.size() >= state.size() && line.substr(line.size() - state.size()) == state)
+      line.remove_suffix(state.size());
+  line = trim(line);
+  if (line.rfind("hist", 0) == 0) return "!" + std::string(line);
+  // Other commands end in an optional count: ":unlimited" and ":count=N" as
+  // the kernel lists them, ":N" as they are written.
+  if (auto colon = line.rfind(':'); colon != std::string_view::npos) {
+    auto last = line.substr(colon + 1);
+    if (last == "unlimited" || last.rfind("count=", 0) == 0 || parse_int<unsigned long>(last))
+      line = line.substr(0, colon);
+  }
+  return "!" + std::string(line);
+}
+
+std::optional<uint64_t> parse_dropped_events(std::string_view stats) {
+  constexpr std::string_view key = "dropped events:";
+  for (auto l : split(stats, '\n')) {
+    l = trim(l);
+    if (l.rfind(key, 0) == 0) return parse_int<uint64_t>(trim(l.substr(key.size())));
+  }
+  return std::nullopt;
+}
+
+Result<Instance> Instance::create(const std::string& tracing_dir) {
+  const std::string instances = tracing_dir + "/instances";
+  if (!exists(instances))
+    return Error{ENOENT, "tracefs has no instances directory", instances,
+                 "the kernel is too old (instances need Linux 3.13) or tracefs is not mounted"};
+  // A name may already exist if a dead run had our pid: take the next one
+  // (remove_leftovers() cannot tell that run from us).
+  for (int tries = 0; tries < 1000; ++tries) {
+    Instance inst;
+    inst.top_ = tracing_dir;
+    inst.name_ = "tracekit_" + std::to_string(getpid()) + "_" + std::to_string(g_next_instance++);
+    inst.path_ = instances + "/" + inst.name_;
+    record("mkdir " + inst.path_);
+    if (mkdir(inst.path_.c_str(), 0755) == 0) {
+      inst.owned_ = true;
+      return inst;
+    }
+    if (errno != EEXIST)
+      return Error::from_errno("cannot create a tracefs instance", inst.path_,
+                               errno == EACCES || errno == EPERM ? "run as root" : "");
+  }
+  return Error{EEXIST, "cannot create a tracefs instance: every name is taken", instances,
+               "run reset-tracing -f"};
+}
+
+Instance::Instance(Instance&& o) noexcept
+    : top_(std::move(o.top_)),
+      name_(std::move(o.name_)),
+      path_(std::move(o.path_)),
+      undo_(std::move(o.undo_)),
+      owned_(o.owned_) {
+  o.undo_.clear();
+  o.owned_ = false;
+}
+
+Instance::~Instance() {
+  if (!owned_) return;
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
+    auto s = write_control(path_ + "/" + it->rel, it->text, it->append, {path_, top_});
+    if (!s) std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
+  }
+  if (auto s = remove_dir(path_); !s) {
+    Error e = s.error();
+    e.message = "cannot remove tracefs instance";
+    if (e.err == EBUSY)
+      e.hint =
+          "a file of it is still open (a reader not closed?); "
+          "reset-tracing removes it once this process is gone";
+    std::cerr << "tracekit: cleanup: " << e.str() << "\n";
+  }
+}
+
+Status Instance::write(const std::string& rel, const std::string& text) const {
+  return write_control(path_ + "/" + rel, text, false, {path_, top_});
+}
+
+Status Instance::append(const std::string& rel, const std::string& text) const {
+  return write_control(path_ + "/" + rel, text, true, {path_, top_});
+}
+
+Result<std::string> Instance::read(const std::string& rel) const {
+  return read_file(path_ + "/" + rel);
+}
+
+Status Instance::enable_event(const std::string& system, const std::string& event) {
+  const std::string dir = "events/" + system + "/" + event;
+  if (!exists(path_ + "/" + dir))
+    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
+                 "see " + top_ + "/available_events"};
+  auto s = write(dir + "/enable", "1");
+  if (!s) return s;
+  undo_.push_back({dir + "/enable", "0", false});
+  return {};
+}
+
+Status Instance::set_filter(const std::string& system, const std::string& event,
+                            const std::string& filter) {
+  const std::string dir = "events/" + system + "/" + event;
+  if (!exists(path_ + "/" + dir))
+    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
+                 "see " + top_ + "/available_events"};
+  auto s = write(dir + "/filter", filter);
+  if (!s) return with_hint(s.error(), "bad filter? see the event's format file for fields");
+  undo_.push_back({dir + "/filter", "0", false});  // "0" clears a filter
+  return {};
+}
+
+Status Instance::add_trigger(const std::string& system, const std::string& event,
+                             const std::string& trigger) {
+  const std::string dir = "events/" + system + "/" + event;
+  if (!exists(path_ + "/" + dir))
+    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
+                 "see " + top_ + "/available_events"};
+  std::string removal = trigger_removal(trigger);
+  if (removal.empty()) return Error{EINVAL, "empty trigger for " + system + ":" + event, {}, {}};
+  auto s = append(dir + "/trigger", trigger);
+  if (!s) {
+    if (s.error().err == EEXIST)
+      return with_hint(s.error(), "a trigger of this kind is already set on the event");
+    if (s.error().err == EINVAL || s.error().err == ENOENT)
+      return with_hint(s.error(), "the kernel lists the triggers it knows in the trigger file");
+    return s;
+  }
+  // Truncating the trigger file does not remove a stacktrace trigger: the
+  // kernel wants "!command" appended.
+  undo_.push_back({dir + "/trigger", removal, true});
+  return {};
+}
+
+Status Instance::set_option(const std::string& option, bool on) {
+  const std::string rel = "options/" + option;
+  auto before = read(rel);
+  if (!before)
+    return Error{before.error().err, "no such trace option " + option, path_ + "/" + rel,
+                 "see trace_options"};
+  auto s = write(rel, on ? "1" : "0");
+  if (!s) return s;
+  undo_.push_back({rel, std::string(trim(*before)), false});
+  return {};
+}
+
+Status Instance::set_buffer_size_kb(size_t kb) {
+  // Not undone: the buffer goes away with the instance, and shrinking it
+  // first would only cost time.
+  auto s = write("buffer_size_kb", std::to_string(kb));
+  if (!s && s.error().err == ENOMEM) return with_hint(s.error(), "ask for a smaller buffer");
+  return s;
+}
+
+Status Instance::set_tracing_on(bool on) {
+  auto before = read("tracing_on");
+  if (!before) return before.error();
+  auto s = write("tracing_on", on ? "1" : "0");
+  if (!s) return s;
+  undo_.push_back({"tracing_on", std::string(trim(*before)), false});
+  return {};
+}
+
+Status Instance::start_function_tracer(const std::vector<std::string>& functions,
+                                       bool stack_trace) {
+  if (functions.empty())
+    return Error{EINVAL,
+                 "the function tracer needs at least one function",
+                 {},
+                 "tracing every function with stacks would swamp the buffer"};
+  auto refused = [](Error e) {
+    if (e.err == EPERM) {
+      e.message = "the kernel refuses the function tracer: " + e.message;
+      e.hint = join_hint(
+          "kernel lockdown or a security policy forbids function tracing here; "
+          "trace a tracepoint or a uprobe instead",
+          e.hint);
+    } else if (e.err == ENOENT || e.err == ENODEV) {
+      e.message = "this kernel has no function tracer: " + e.message;
+      e.hint = join_hint("CONFIG_FUNCTION_TRACER is off; trace a tracepoint instead", e.hint);
+    }
+    return e;
+  };
+  std::string list;
+  for (const auto& f : functions) list += (list.empty() ? "" : " ") + f;
+  auto s = write("set_ftrace_filter", list);
+  if (!s) {
+    if (s.error().err == EINVAL)
+      return with_hint(s.error(), "a function is not traceable (see available_filter_functions)");
+    return refused(s.error());
+  }
+  undo_.push_back({"set_ftrace_filter", "", false});
+  if (stack_trace) {
+    if (auto o = set_option("func_stack_trace", true); !o) return o;
+  }
+  s = write("current_tracer", "function");
+  if (!s) return refused(s.error());
+  undo_.push_back({"current_tracer", "nop", false});
+  return {};
+}
+
+Result<uint64_t> Instance::dropped_events(int cpu) const {
+  const std::string rel = "per_cpu/cpu" + std::to_string(cpu) + "/stats";
+  auto text = read(rel);
+  if (!text) return text.error();
+  auto n = parse_dropped_events(*text);
+  if (!n) return Error{0, "no \"dropped events\" line in", path_ + "/" + rel, {}};
+  return *n;
+}
+
+}  // namespace tracekit::tracefs

@@ -1,0 +1,244 @@
+// How this works: every name tracekit gives to something in tracefs carries
+// the pid of the run that made it (instances/tracekit_<pid>_<n>, probe group
+// tracekit_<pid>[_<n>]). A run killed with SIGKILL leaves them behind; a
+// name whose pid no longer runs (kill(pid, 0) fails with ESRCH) is a
+// leftover. Instances are swept first, since one may still enable a probe of
+// a dead group, and a probe enabled anywhere cannot be removed. Each step
+// reads the file first and writes only when something is set, so a clean
+// kernel sees no writes, and files the kernel refuses to show (the function
+// tracer's, under lockdown) cannot hold anything to undo. All writes go
+// through write_control(), so tests on a fake tree see each one.
+
+#include "tracefs/leftovers.hpp"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+
+#include "tracefs/instance.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::tracefs {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+bool alive(int pid) { return kill(pid, 0) == 0 || errno == EPERM; }
+
+// Whether a name of ours belongs to a run whose leftovers are swept now.
+// Sets *live when the owner still runs.
+bool swept(const std::string& name, bool include_live, bool* live) {
+  int pid = owner_pid(name);
+  if (pid <= 0 || pid == getpid()) return false;
+  *live = alive(pid);
+  return include_live || !*live;
+}
+
+std::string live_note(const std::string& name, bool live) {
+  return live ? " (pid " + std::to_string(owner_pid(name)) + " is alive)" : "";
+}
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::vector<std::string> subdirs(const std::string& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code ec2;
+    if (it->is_directory(ec2)) out.push_back(it->path().filename().string());
+  }
+  std::sort(out.begin(), out.end());  // a stable order for the report and tests
+  return out;
+}
+
+// Lines of a function-filter file that name something: the kernel shows an
+// empty filter as a "#### ... ####" comment, an empty pid list as "no pid".
+size_t filter_entries(std::string_view text) {
+  size_t n = 0;
+  for (auto l : split(text, '\n')) {
+    l = trim(l);
+    if (!l.empty() && l[0] != '#' && l != "no pid") ++n;
+  }
+  return n;
+}
+
+// Collects the first failure of the steps before a removal, to explain a
+// removal that then fails.
+struct Steps {
+  std::vector<std::string> dirs;  // error_log directories
+  std::string first_error;
+
+  void write(const std::string& path, const std::string& text, bool append) {
+    auto s = write_control(path, text, append, dirs);
+    if (!s && first_error.empty()) first_error = s.error().str();
+  }
+  // Removes every trigger the file lists.
+  void remove_triggers(const std::string& trigger_file) {
+    auto text = read_file(trigger_file);
+    if (!text) return;
+    for (auto line : split(*text, '\n'))
+      if (auto cmd = trigger_removal(line); !cmd.empty()) write(trigger_file, cmd, true);
+  }
+  // Writes text unless the file (when readable) already says one of quiet.
+  void set_unless(const std::string& path, const std::string& text,
+                  std::initializer_list<std::string_view> quiet) {
+    auto cur = read_file(path);
+    if (!cur) return;
+    auto v = trim(*cur);
+    for (auto q : quiet)
+      if (v == q) return;
+    write(path, text, false);
+  }
+};
+
+std::string reason(int err, const std::string& hint, const std::string& earlier) {
+  Error e{err, "", "", hint};
+  std::string r = e.str();
+  if (!earlier.empty()) r += "; before that: " + earlier;
+  return r;
+}
+
+std::string busy_hint(const std::string& name, int err, bool live) {
+  if (err != EBUSY) return "";
+  if (live) return "pid " + std::to_string(owner_pid(name)) + " still reads it: end that run first";
+  return "a process has a file of it open";
+}
+
+void sweep_instance(const std::string& top, const std::string& name, bool live, Cleanup& c) {
+  const std::string dir = top + "/instances/" + name;
+  Steps steps{{dir, top}, {}};
+  steps.set_unless(dir + "/events/enable", "0", {"0"});
+  for (const auto& sys : subdirs(dir + "/events"))
+    for (const auto& ev : subdirs(dir + "/events/" + sys))
+      steps.remove_triggers(dir + "/events/" + sys + "/" + ev + "/trigger");
+  steps.set_unless(dir + "/current_tracer", "nop", {"nop"});
+  if (auto f = read_file(dir + "/set_ftrace_filter"); f && filter_entries(*f) > 0)
+    steps.write(dir + "/set_ftrace_filter", "", false);
+
+  auto s = remove_dir(dir);
+  if (s) {
+    c.removed.push_back("instance " + name + live_note(name, live));
+    return;
+  }
+  int err = s.error().err;
+  c.failed.push_back("instance " + name + ": " +
+                     reason(err, busy_hint(name, err, live), steps.first_error));
+}
+
+void sweep_probes(const std::string& top, const std::string& file, bool include_live, Cleanup& c) {
+  auto text = read_file(file);
+  if (!text) return;
+  for (auto line : split(*text, '\n')) {
+    auto p = parse_probe_line(line);
+    bool live = false;
+    if (p.group.empty() || !swept(p.group, include_live, &live)) continue;
+    const std::string id = p.group + "/" + p.event;
+    // A dead run never enables its probes at the top level, but a user may
+    // have, or a run of a version that did: undo that or the removal is EBUSY.
+    const std::string ev = top + "/events/" + id;
+    Steps steps{{top}, {}};
+    if (exists(ev)) {
+      steps.set_unless(ev + "/enable", "0", {"0"});
+      steps.remove_triggers(ev + "/trigger");
+      steps.set_unless(ev + "/filter", "0", {"none", ""});
+    }
+    auto s = write_control(file, "-:" + id, true, {top});
+    if (s) {
+      c.removed.push_back("probe " + id + live_note(p.group, live));
+      continue;
+    }
+    int err = s.error().err;
+    std::string hint = err == EBUSY ? "still enabled in an instance or by a perf event" : "";
+    if (!s.error().hint.empty())
+      hint = hint.empty() ? s.error().hint : hint + "; " + s.error().hint;
+    c.failed.push_back("probe " + id + ": " + reason(err, hint, steps.first_error));
+  }
+}
+
+}  // namespace
+
+int owner_pid(const std::string& name) {
+  constexpr std::string_view prefix = "tracekit_";
+  std::string_view s = name;
+  if (s.rfind(prefix, 0) != 0) return -1;
+  s.remove_prefix(prefix.size());
+  auto parts = split(s, '_');
+  if (parts.size() > 2) return -1;
+  auto pid = parse_int<int>(parts[0]);
+  if (!pid || *pid <= 0) return -1;
+  if (parts.size() == 2 && !parse_int<unsigned>(parts[1])) return -1;
+  return *pid;
+}
+
+ProbeLine parse_probe_line(std::string_view line) {
+  line = trim(line);
+  auto space = line.find_first_of(" \t");
+  auto def = line.substr(0, space);  // "p:group/event", "r10:group/event"
+  auto colon = def.find(':');
+  if (colon == std::string_view::npos) return {};
+  auto id = def.substr(colon + 1);
+  auto slash = id.find('/');
+  if (slash == std::string_view::npos || slash == 0 || slash + 1 == id.size()) return {};
+  return {std::string(id.substr(0, slash)), std::string(id.substr(slash + 1))};
+}
+
+Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live) {
+  Cleanup c;
+  for (const auto& name : subdirs(tracing_dir + "/instances")) {
+    bool live = false;
+    if (swept(name, include_live, &live)) sweep_instance(tracing_dir, name, live, c);
+  }
+  // dynamic_events lists the probes of kprobe_events and uprobe_events too:
+  // read one or the others, so that nothing is removed twice.
+  if (exists(tracing_dir + "/dynamic_events")) {
+    sweep_probes(tracing_dir, tracing_dir + "/dynamic_events", include_live, c);
+  } else {
+    sweep_probes(tracing_dir, tracing_dir + "/kprobe_events", include_live, c);
+    sweep_probes(tracing_dir, tracing_dir + "/uprobe_events", include_live, c);
+  }
+  return c;
+}
+
+Cleanup reset_global(const std::string& tracing_dir) {
+  Cleanup c;
+  auto path = [&](const std::string& rel) { return tracing_dir + "/" + rel; };
+  auto note = [&](const std::string& rel, Status s, const std::string& what) {
+    if (s)
+      c.removed.push_back(rel + ": " + what);
+    else
+      c.failed.push_back(rel + ": " + reason(s.error().err, s.error().hint, ""));
+  };
+
+  if (auto cur = read_file(path("current_tracer")); cur && trim(*cur) != "nop")
+    note("current_tracer", write_control(path("current_tracer"), "nop", false, {tracing_dir}),
+         std::string(trim(*cur)) + " -> nop");
+
+  for (const char* rel : {"set_ftrace_filter", "set_ftrace_notrace", "set_graph_function",
+                          "set_graph_notrace", "set_ftrace_pid"}) {
+    auto cur = read_file(path(rel));
+    if (!cur) continue;  // missing, or unreadable and so unset (lockdown)
+    size_t n = filter_entries(*cur);
+    if (n == 0) continue;
+    note(rel, write_control(path(rel), "", false, {tracing_dir}),
+         std::to_string(n) + (n == 1 ? " entry" : " entries") + " emptied");
+  }
+
+  for (const char* opt : {"func_stack_trace", "stacktrace", "userstacktrace"}) {
+    std::string rel = std::string("options/") + opt;
+    auto cur = read_file(path(rel));
+    if (!cur || trim(*cur) == "0") continue;
+    note(rel, write_control(path(rel), "0", false, {tracing_dir}),
+         std::string(trim(*cur)) + " -> 0");
+  }
+  return c;
+}
+
+}  // namespace tracekit::tracefs

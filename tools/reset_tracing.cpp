@@ -1,0 +1,86 @@
+// reset-tracing: remove what killed tracekit runs left in tracefs; with -f,
+// also what live runs hold, and the global ftrace state perf-tools'
+// reset-ftrace resets.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "cli/command.hpp"
+#include "tools.hpp"
+#include "tracefs/leftovers.hpp"
+#include "tracefs/tracing_dir.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+struct Options {
+  bool force = false;
+  bool quiet = false;
+};
+
+std::optional<int> parse(int argc, char** argv, Options& o) {
+  cli::Command cmd("reset-tracing", "[-fhq]");
+  cmd.flag("f,force", &o.force,
+           "also remove what live runs hold, and reset global ftrace\n"
+           "state (current_tracer, function filters) like reset-ftrace")
+      .flag("q,quiet", &o.quiet, "say nothing unless something fails")
+      .example("reset-tracing", "remove what killed tracekit runs left behind")
+      .example("reset-tracing -f", "also end live runs' tracing, reset ftrace state")
+      .example("reset-tracing -q", "the same as the first, silently");
+  return cmd.parse(argc, argv);
+}
+
+// Prints one line per item; failures on stderr. Returns the failure count.
+size_t report(const tracefs::Cleanup& c, const char* done_verb, const char* failed_verb,
+              bool quiet) {
+  if (!quiet)
+    for (const auto& r : c.removed) std::cout << done_verb << " " << r << "\n";
+  for (const auto& f : c.failed)
+    std::cerr << "reset-tracing: cannot " << failed_verb << " " << f << "\n";
+  return c.failed.size();
+}
+
+}  // namespace
+
+int reset_tracing_main(int argc, char** argv) {
+  Options o;
+  if (auto code = parse(argc, argv, o)) return *code;
+
+  auto dir = tracefs::tracing_dir();
+  if (!dir) {
+    std::cerr << "reset-tracing: " << dir.error().str() << "\n";
+    return cli::kExitFailure;
+  }
+  if (access(dir->c_str(), W_OK) != 0) {
+    std::cerr << "reset-tracing: cannot change tracefs at " << *dir << ": " << std::strerror(errno)
+              << " (run as root)\n";
+    return cli::kExitFailure;
+  }
+
+  if (!o.quiet)
+    std::cout << "Removing what " << (o.force ? "" : "dead ") << "tracekit runs left in " << *dir
+              << (o.force ? " (live ones too: -f)" : "") << "...\n";
+  auto left = tracefs::remove_leftovers(*dir, o.force);
+  size_t failed = report(left, "removed", "remove", o.quiet);
+  size_t removed = left.removed.size(), reset = 0;
+  if (o.force) {
+    if (!o.quiet) std::cout << "Resetting global ftrace state...\n";
+    auto global = tracefs::reset_global(*dir);
+    failed += report(global, "reset", "reset", o.quiet);
+    reset = global.removed.size();
+  }
+  if (!o.quiet) {
+    std::string done;
+    if (removed) done += std::to_string(removed) + " removed";
+    if (reset) done += (done.empty() ? "" : ", ") + std::to_string(reset) + " reset";
+    if (failed) done += (done.empty() ? "" : ", ") + std::to_string(failed) + " failed";
+    std::cout << "Done: " << (done.empty() ? "nothing to do" : done) << ".\n";
+  }
+  return failed == 0 ? cli::kExitOk : cli::kExitFailure;
+}
+
+}  // namespace tracekit::tools
