@@ -29,7 +29,7 @@ Q := @
 endif
 
 WARN      := -Wall -Wextra -Werror
-CPPFLAGS  += -Ilib -MMD -MP
+CPPFLAGS  += -Ilib -MMD -MP $(shell pkg-config --cflags libtracefs 2>/dev/null)
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
 LDLIBS    := -lboost_program_options -ltracefs -ltraceevent -ldw -lelf -lpthread

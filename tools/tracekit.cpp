@@ -17,6 +17,9 @@ struct Entry {
 constexpr Entry kTools[] = {
     {"profile", tracekit::tools::profile_main, "sample on-CPU stacks at a timed interval"},
     {"offcputime", tracekit::tools::offcputime_main, "sum blocked (off-CPU) time by stack"},
+    {"stackcount", tracekit::tools::stackcount_main, "count events (functions, tracepoints) by stack"},
+    {"stacksnoop", tracekit::tools::stacksnoop_main, "print the kernel stack of every event"},
+    {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
 };
 
 const Entry* find(std::string_view name) {

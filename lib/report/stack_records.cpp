@@ -81,7 +81,7 @@ void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::S
   }
   StackResolver resolver(&ksyms, user_syms);
   Missing missing;
-  auto records = build_records(counts, resolver, &missing, true, opts.symbol_pid);
+  auto records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);
   output::merge_same_text(records, opts.style);
   output::sort_by_value(records);
   if (opts.folded)

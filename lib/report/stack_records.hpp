@@ -52,6 +52,8 @@ struct PrintOptions {
   bool folded = false;
   bool kernel_symbols = true;  // load /proc/kallsyms (not needed for user stacks only)
   std::function<uint32_t(uint32_t)> symbol_pid;  // see build_records()
+  bool pid_in_record = true;  // records show the key's pid (false: keys still
+                              // carry one, for user symbols, but it is not shown)
   const char* unit = "samples";  // what a key's value counts, for warnings
 };
 

@@ -1,0 +1,201 @@
+#include "stackcount/stackcount.hpp"
+
+#include <ostream>
+
+#include "ftrace/reader.hpp"
+#include "perf/sample.hpp"
+#include "probe/spec.hpp"
+#include "report/stack_records.hpp"
+#include "tracefs/leftovers.hpp"
+#include "tracefs/tracing_dir.hpp"
+#include "util/proc.hpp"
+
+namespace tracekit::stackcount {
+
+std::string zero_matches_message(const std::string& pattern) {
+  return "0 functions matched by \"" + pattern + "\". Exiting.";
+}
+
+// Table bounds: a few tens of MB at most. Events beyond them are reported,
+// never silently lost.
+constexpr size_t kStacks = 65536;
+constexpr size_t kKeys = 131072;
+
+struct Counter::Impl {
+  Options o;
+  bool user_stacks = false;
+  bool kernel_stacks = false;
+  // Declaration order is destruction order reversed: captures go before the
+  // probes they read.
+  std::optional<stacks::Probes> probes;
+  std::optional<stacks::FtraceCapture> ftrace;
+  std::optional<stacks::PerfCapture> perf;
+  std::unique_ptr<symbols::UserSymbols> user_syms = std::make_unique<symbols::UserSymbols>();
+  perf::TaskNames names;
+  std::unordered_map<uint32_t, uint32_t> tgid_cache;
+  aggregate::StackCounts counts{kStacks, kKeys};
+  uint64_t lost_reported = 0;
+
+  uint32_t tgid(uint32_t tid) {
+    auto it = tgid_cache.find(tid);
+    if (it != tgid_cache.end()) return it->second;
+    uint32_t t = tid;
+    if (auto g = tgid_of(static_cast<int>(tid))) t = static_cast<uint32_t>(*g);
+    tgid_cache.emplace(tid, t);
+    return t;
+  }
+
+  // Keys carry the process when -P shows it, and whenever user stacks are
+  // kept: they resolve in their process. Records that print the same are
+  // merged in the report.
+  void count(uint32_t pid, uint32_t tid, uint32_t cpu,
+             std::optional<std::span<const uint64_t>> kernel,
+             std::optional<std::span<const uint64_t>> user) {
+    if (o.pid && pid != static_cast<uint32_t>(*o.pid)) return;  // beyond the kernel filter
+    std::string_view comm = o.per_pid ? names.comm(pid, tid, cpu) : std::string_view();
+    counts.add(o.per_pid || user_stacks ? pid : 0, comm, kernel, user, 1);
+  }
+
+  void on_ftrace(const ftrace::Event& e) {
+    uint32_t tid = static_cast<uint32_t>(e.pid);
+    uint32_t pid = (o.pid || o.per_pid) ? tgid(tid) : 0;
+    std::optional<std::span<const uint64_t>> kernel;
+    if (kernel_stacks) kernel = e.stack;
+    count(pid, tid, static_cast<uint32_t>(e.cpu), kernel, std::nullopt);
+  }
+
+  void on_perf(const perf_event_header& h, std::span<const uint8_t> rec) {
+    if (h.type != PERF_RECORD_SAMPLE) return;
+    perf::Sample s;
+    if (!perf::decode_sample(stacks::PerfCapture::kSampleType, rec, s)) return;
+    auto chains = perf::split_callchain(s.callchain);
+    std::optional<std::span<const uint64_t>> kernel, user;
+    if (kernel_stacks) kernel = chains.kernel;
+    if (user_stacks) {
+      user = chains.user;
+      if (!chains.user.empty()) user_syms->note_process(static_cast<pid_t>(s.pid));
+    }
+    count(s.pid, s.tid, s.cpu, kernel, user);
+  }
+};
+
+Counter::Counter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Counter::Counter(Counter&&) noexcept = default;
+Counter::~Counter() = default;
+
+Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return dir.error();
+  tracefs::remove_leftovers(*dir);
+
+  auto spec = probe::parse_spec(o.pattern);
+  if (!spec) return spec.error();
+  probe::ExpandOptions eo;
+  eo.regex = o.regex;
+  eo.tracing_dir = *dir;
+  auto targets = probe::expand(*spec, eo);
+  if (!targets) return targets.error();
+  if (targets->empty()) return Error{0, zero_matches_message(o.pattern), {}, {}};
+
+  auto impl = std::make_unique<Impl>();
+  impl->o = o;
+  auto probes = stacks::Probes::create(*dir, *targets, /*function_tracer=*/true);
+  if (!probes) return probes.error();
+  impl->probes.emplace(std::move(*probes));
+  for (const auto& s : impl->probes->skipped()) warn << "stackcount: skipped " << s << "\n";
+
+  // Which stacks, from where.
+  bool want_user = !o.kernel_only;
+  bool want_kernel = !o.user_only;
+  stacks::Backend backend = o.backend;
+  bool needs_ftrace = !impl->probes->functions().empty();
+  if (needs_ftrace && backend == stacks::Backend::kPerf)
+    return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
+                 "it has no kprobes; the function tracer needs --backend ftrace"};
+  if (backend == stacks::Backend::kAuto)
+    backend = (want_user && !needs_ftrace) ? stacks::Backend::kPerf : stacks::Backend::kFtrace;
+  if (backend == stacks::Backend::kFtrace && want_user) {
+    if (o.user_only)
+      return Error{0, "user stacks (-U) need the perf backend", {},
+                   needs_ftrace ? "kernel functions on this kernel can only be traced by the "
+                                  "function tracer: use -K"
+                                : "drop --backend ftrace"};
+    warn << "stackcount: "
+         << (needs_ftrace ? "no kprobes in this kernel: tracing with the function tracer, "
+                          : "the ftrace backend reads ")
+         << "kernel stacks only\n";
+    want_user = false;
+  }
+  impl->kernel_stacks = want_kernel;
+  impl->user_stacks = want_user;
+
+  stacks::CaptureOptions co;
+  co.cpu = o.cpu;
+  if (o.pid) co.tids = threads_of(*o.pid);
+  if (backend == stacks::Backend::kFtrace) {
+    co.stacks = want_kernel;
+    auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
+    if (!c) return c.error();
+    impl->ftrace.emplace(std::move(*c));
+  } else {
+    auto c = stacks::PerfCapture::start(*impl->probes, co, want_kernel, want_user);
+    if (!c) return c.error();
+    impl->perf.emplace(std::move(*c));
+    if (auto st = impl->perf->events().enable(); !st) return st.error();
+  }
+  return Counter(std::move(impl));
+}
+
+size_t Counter::traced() const { return impl_->probes->size(); }
+
+void Counter::poll(int timeout_ms) {
+  Impl& m = *impl_;
+  if (m.ftrace) {
+    m.ftrace->reader().poll(timeout_ms, [&](const ftrace::Event& e) { m.on_ftrace(e); });
+  } else {
+    m.perf->events().wait(timeout_ms);
+    m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
+      m.on_perf(h, r);
+    });
+  }
+}
+
+void Counter::stop() {
+  Impl& m = *impl_;
+  if (m.ftrace) {
+    (void)m.ftrace->instance().set_tracing_on(false);
+    m.ftrace->reader().flush([&](const ftrace::Event& e) { m.on_ftrace(e); });
+  } else {
+    (void)m.perf->events().disable();
+    m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
+      m.on_perf(h, r);
+    });
+  }
+}
+
+void Counter::report(std::ostream& out, std::ostream& err) {
+  Impl& m = *impl_;
+  report::PrintOptions p;
+  p.style.frame_indent = 2;
+  p.style.process_line = m.o.per_pid && !m.o.pid;
+  p.pid_in_record = m.o.per_pid;
+  p.style.bracketed_process = true;
+  p.style.folded_comm = m.o.per_pid;
+  p.style.delimiter = m.o.delimited && m.kernel_stacks && m.user_stacks;
+  p.style.addresses = m.o.verbose && !m.o.folded;
+  p.style.offsets = m.o.offset;
+  p.folded = m.o.folded;
+  p.kernel_symbols = m.kernel_stacks;
+  p.unit = "events";
+  report::print_stack_report(out, err, m.counts, m.user_syms.get(), p);
+  m.counts = aggregate::StackCounts(kStacks, kKeys);
+
+  uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
+  if (lost > m.lost_reported) {
+    err << "WARNING: " << (lost - m.lost_reported)
+        << " events lost: the ring buffer was full; the counts are short by that much.\n";
+    m.lost_reported = lost;
+  }
+}
+
+}  // namespace tracekit::stackcount

@@ -1,0 +1,72 @@
+// stackcount: count events by stack (bcc's stackcount, without BPF).
+//
+// The pattern expands to probe targets (lib/probe), which become kernel
+// events (lib/stacks/probes). Kernel stacks only (-K): a private tracefs
+// instance with a stacktrace trigger per event, read raw (FtraceCapture).
+// User stacks (the default, kernel + user, as bcc): perf_event_open on the
+// same events with PERF_SAMPLE_CALLCHAIN (PerfCapture). --backend forces
+// one. Events are counted by (process when -P, kernel stack, user stack) in
+// user space; names are resolved at each report.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "aggregate/stack_counts.hpp"
+#include "perf/task_names.hpp"
+#include "stacks/capture.hpp"
+#include "symbols/user.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::stackcount {
+
+struct Options {
+  std::optional<int> pid;            // -p: this process only (in the kernel)
+  std::optional<int> cpu;            // -c
+  std::optional<double> interval;    // -i
+  std::optional<double> duration;    // -D
+  bool timestamp = false;            // -T
+  bool regex = false;                // -r
+  bool offset = false;               // -s
+  bool per_pid = false;              // -P
+  bool kernel_only = false;          // -K
+  bool user_only = false;            // -U
+  bool verbose = false;              // -v
+  bool delimited = false;            // -d
+  bool folded = false;               // -f
+  stacks::Backend backend = stacks::Backend::kAuto;
+  std::string pattern;
+};
+
+class Counter {
+ public:
+  // Expands the pattern, creates the probes and starts reading. Notes about
+  // the choices made (function tracer fallback, skipped functions) go to
+  // warn. Error: a message naming the cause; zero matches has
+  // zero_matches() set so that the tool can print bcc's message.
+  static Result<Counter> start(const Options& o, std::ostream& warn);
+  Counter(Counter&&) noexcept;
+  ~Counter();
+
+  // How many functions/events are traced (the header's N).
+  size_t traced() const;
+  void poll(int timeout_ms);
+  void stop();
+  // Prints the counts so far (multi-line or folded) and clears them;
+  // warnings go to err.
+  void report(std::ostream& out, std::ostream& err);
+
+ private:
+  struct Impl;
+  explicit Counter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+// The error message start() returns when the pattern matches nothing.
+std::string zero_matches_message(const std::string& pattern);
+
+}  // namespace tracekit::stackcount

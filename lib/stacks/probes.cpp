@@ -1,0 +1,109 @@
+#include "stacks/probes.hpp"
+
+#include <algorithm>
+
+#include "util/strings.hpp"
+
+namespace tracekit::stacks {
+
+namespace {
+
+Result<int> event_id(const std::string& tracing_dir, const std::string& system,
+                     const std::string& event) {
+  std::string path = tracing_dir + "/events/" + system + "/" + event + "/id";
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto id = parse_int<int>(trim(*text));
+  if (!id) return Error{0, "unreadable event id", path, {}};
+  return *id;
+}
+
+}  // namespace
+
+std::vector<std::string> Probes::systems() const {
+  std::vector<std::string> s;
+  for (const auto& e : events_)
+    if (std::find(s.begin(), s.end(), e.system) == s.end()) s.push_back(e.system);
+  return s;
+}
+
+Result<Probes> Probes::create(const std::string& tracing_dir,
+                              const std::vector<probe::Target>& targets, bool function_tracer) {
+  Probes p;
+  std::optional<Error> first_error;
+  auto group = [&]() -> Result<tracefs::ProbeGroup*> {
+    if (!p.group_) {
+      auto g = tracefs::ProbeGroup::open(tracing_dir);
+      if (!g) return g.error();
+      p.group_.emplace(std::move(*g));
+    }
+    return &*p.group_;
+  };
+  auto fail = [&](const probe::Target& t, const Error& e) {
+    if (!first_error) first_error = e;
+    std::string what = t.function.empty() ? t.system + ":" + t.event : t.function;
+    p.skipped_.push_back(what + ": " + e.str());
+  };
+
+  for (const auto& t : targets) {
+    switch (t.kind) {
+      case probe::Kind::kTracepoint: {
+        auto id = event_id(tracing_dir, t.system, t.event);
+        if (id)
+          p.events_.push_back({t.system, t.event, *id});
+        else
+          fail(t, id.error());
+        break;
+      }
+      case probe::Kind::kKernel:
+      case probe::Kind::kKernelReturn: {
+        auto g = group();
+        if (!g) return g.error();
+        bool ret = t.kind == probe::Kind::kKernelReturn;
+        if (!(*g)->kprobes_supported()) {
+          if (function_tracer && !ret) {
+            p.functions_.push_back(t.function);
+            break;
+          }
+          return Error{0, "this kernel has no kprobes (CONFIG_KPROBES is off)", {},
+                       ret ? "function returns need kretprobes"
+                           : "this tool cannot fall back to the function tracer"};
+        }
+        auto ev = (*g)->add_kprobe(t.function, ret);
+        if (!ev) {
+          fail(t, ev.error());
+          break;
+        }
+        auto id = event_id(tracing_dir, (*g)->name(), *ev);
+        if (id)
+          p.events_.push_back({(*g)->name(), *ev, *id});
+        else
+          fail(t, id.error());
+        break;
+      }
+      case probe::Kind::kUser:
+      case probe::Kind::kUserReturn: {
+        auto g = group();
+        if (!g) return g.error();
+        auto ev = (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn, t.function);
+        if (!ev) {
+          fail(t, ev.error());
+          break;
+        }
+        auto id = event_id(tracing_dir, (*g)->name(), *ev);
+        if (id)
+          p.events_.push_back({(*g)->name(), *ev, *id});
+        else
+          fail(t, id.error());
+        break;
+      }
+      case probe::Kind::kUsdt:
+        return Error{0, "USDT probes (u:) are not supported yet", {},
+                     "probe the function instead (lib:func)"};
+    }
+  }
+  if (p.size() == 0 && first_error) return *first_error;
+  return p;
+}
+
+}  // namespace tracekit::stacks

@@ -1,0 +1,106 @@
+#include "stacksnoop/stacksnoop.hpp"
+
+#include <ostream>
+#include <unordered_map>
+
+#include "ftrace/reader.hpp"
+#include "output/snoop.hpp"
+#include "probe/spec.hpp"
+#include "stacks/capture.hpp"
+#include "symbols/kallsyms.hpp"
+#include "tracefs/leftovers.hpp"
+#include "tracefs/tracing_dir.hpp"
+#include "util/proc.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::stacksnoop {
+
+struct Snooper::Impl {
+  Options o;
+  std::optional<stacks::Probes> probes;  // destroyed after the capture
+  std::optional<stacks::FtraceCapture> capture;
+  symbols::KernelSymbols ksyms;
+  std::unordered_map<int, std::string> comms;
+  std::vector<output::Frame> frames;
+
+  std::string_view comm(int pid) {
+    if (pid == 0) return "<idle>";
+    auto it = comms.find(pid);
+    if (it != comms.end()) return it->second;
+    std::string name = "<...>";
+    if (auto text = read_file("/proc/" + std::to_string(pid) + "/comm"); text && !trim(*text).empty())
+      name = std::string(trim(*text));
+    return comms.emplace(pid, std::move(name)).first->second;
+  }
+
+  void print(const ftrace::Event& e, std::ostream& out) {
+    frames.clear();
+    for (size_t i = 0; i < e.stack.size(); ++i) {
+      output::Frame f;
+      f.addr = e.stack[i];
+      if (auto r = ksyms.lookup(e.stack[i], i > 0)) {
+        f.name = std::string(r->name);
+        f.offset = r->offset;
+      }
+      frames.push_back(std::move(f));
+    }
+    output::SnoopEvent ev{e.ts, comm(e.pid), e.pid, e.cpu, &frames};
+    output::snoop_event(out, ev, o.verbose, o.offset);
+  }
+};
+
+Snooper::Snooper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Snooper::Snooper(Snooper&&) noexcept = default;
+Snooper::~Snooper() = default;
+
+Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return dir.error();
+  tracefs::remove_leftovers(*dir);
+  auto spec = probe::parse_spec(o.spec);
+  if (!spec) return spec.error();
+  probe::ExpandOptions eo;
+  eo.tracing_dir = *dir;
+  auto targets = probe::expand(*spec, eo);
+  if (!targets) return targets.error();
+  if (targets->empty())
+    return Error{0, "\"" + o.spec + "\" not found", {},
+                 "see available_events, /proc/kallsyms or the binary's symbols"};
+
+  auto impl = std::make_unique<Impl>();
+  impl->o = o;
+  auto k = symbols::KernelSymbols::load();
+  if (k)
+    impl->ksyms = std::move(*k);
+  else
+    warn << "stacksnoop: kernel symbols unavailable: " << k.error().str() << "\n";
+  auto probes = stacks::Probes::create(*dir, *targets, /*function_tracer=*/true);
+  if (!probes) return probes.error();
+  impl->probes.emplace(std::move(*probes));
+  for (const auto& s : impl->probes->skipped()) warn << "stacksnoop: skipped " << s << "\n";
+
+  stacks::CaptureOptions co;
+  if (o.pid) co.tids = threads_of(*o.pid);
+  if (o.buffered_secs) co.buffer_kb = kBufferedKb;
+  auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
+  if (!c) return c.error();
+  impl->capture.emplace(std::move(*c));
+  return Snooper(std::move(impl));
+}
+
+void Snooper::poll(int timeout_ms, std::ostream& out) {
+  Impl& m = *impl_;
+  m.capture->reader().poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, out); });
+  out.flush();
+}
+
+void Snooper::finish(std::ostream& out) {
+  Impl& m = *impl_;
+  (void)m.capture->instance().set_tracing_on(false);
+  m.capture->reader().flush([&](const ftrace::Event& e) { m.print(e, out); });
+  out.flush();
+}
+
+uint64_t Snooper::dropped() const { return impl_->capture->reader().dropped(); }
+
+}  // namespace tracekit::stacksnoop

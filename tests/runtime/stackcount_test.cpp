@@ -1,0 +1,263 @@
+// stackcount and stacksnoop against a workload making known numbers of
+// events from known functions (tests/workloads/stackwork.c), on this kernel:
+// tracepoints and uprobes here; kprobes and the function tracer in the VM
+// tier.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+constexpr unsigned long kCalls = 613;     // known_func() calls
+constexpr unsigned long kSyscalls = 997;  // getppid syscalls
+
+// stackcount's multi-line records: frames indented 2, "    comm [pid]",
+// the count indented 4, a blank line.
+struct CountRecord {
+  std::vector<std::string> frames;
+  std::string process;
+  unsigned long count = 0;
+};
+
+std::vector<CountRecord> parse_counts(const std::string& text) {
+  std::vector<CountRecord> recs;
+  CountRecord cur;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("    ", 0) == 0) {
+      std::string body = line.substr(4);
+      if (!body.empty() && std::all_of(body.begin(), body.end(), ::isdigit)) {
+        cur.count = std::stoul(body);
+        recs.push_back(cur);
+        cur = {};
+      } else if (body != "--") {
+        cur.process = body;
+      }
+    } else if (line.rfind("  ", 0) == 0) {
+      cur.frames.push_back(line.substr(2));
+    }
+  }
+  return recs;
+}
+
+unsigned long total(const std::vector<CountRecord>& recs) {
+  unsigned long n = 0;
+  for (auto& r : recs) n += r.count;
+  return n;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+class StackcountRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs and perf_event_open";
+    before_ = tracefs_snapshot();
+  }
+  void TearDown() override {
+    if (geteuid() == 0) {
+      EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
+    }
+  }
+
+  // Runs tool with args against a fresh stackwork run; SIGINT when done.
+  RunResult trace(const std::string& tool, std::vector<std::string> args, Workload& w,
+                  const std::string& ready_text) {
+    args.insert(args.begin(), tool_path(tool));
+    Running t(args);
+    if (ready_text.empty()) {
+      EXPECT_TRUE(wait_for_tracing(t.pid(), 1, 20)) << "never started tracing";
+    } else {
+      EXPECT_TRUE(t.wait_for_stdout(ready_text, 20)) << "no header";
+    }
+    w.go();
+    EXPECT_TRUE(w.wait_line("done", 60));
+    t.signal(SIGINT);
+    return t.finish(60);
+  }
+
+  std::string before_;
+};
+
+TEST_F(StackcountRuntime, TracepointCountsExactlyWithUserStacks) {
+  Workload w("stackwork");
+  auto r = trace("stackcount", {"-p", w.pid_str(), "t:syscalls:sys_enter_getppid"}, w,
+                 "Hit Ctrl-C to end.\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+            "Tracing 1 functions for \"t:syscalls:sys_enter_getppid\"... Hit Ctrl-C to end.");
+  auto recs = parse_counts(r.out);
+  EXPECT_EQ(total(recs), kSyscalls) << r.out;
+  for (auto& rec : recs) {
+    EXPECT_TRUE(has(rec.frames, "do_getppids")) << r.out;
+    EXPECT_TRUE(has(rec.frames, "main")) << r.out;
+  }
+  EXPECT_NE(r.out.find("Detaching..."), std::string::npos);
+}
+
+TEST_F(StackcountRuntime, TracepointKernelStacksThroughFtrace) {
+  Workload w("stackwork");
+  auto r = trace("stackcount", {"-K", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"}, w,
+                 "Hit Ctrl-C to end.\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto recs = parse_counts(r.out);
+  EXPECT_EQ(total(recs), kSyscalls) << r.out;
+  for (auto& rec : recs) {
+    EXPECT_FALSE(has(rec.frames, "do_getppids")) << r.out;
+    EXPECT_TRUE(has(rec.frames, "do_syscall_64")) << r.out;
+  }
+}
+
+TEST_F(StackcountRuntime, UprobeCountsExactlyAndUserStackHasCaller) {
+  Workload w("stackwork");
+  auto r = trace("stackcount", {"-U", "-p", w.pid_str(), workload_path("stackwork") + ":known_func"},
+                 w, "Hit Ctrl-C to end.\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto recs = parse_counts(r.out);
+  EXPECT_EQ(total(recs), kCalls) << r.out;
+  for (auto& rec : recs) {
+    ASSERT_FALSE(rec.frames.empty());
+    EXPECT_EQ(rec.frames[0], "known_func") << r.out;
+    EXPECT_TRUE(has(rec.frames, "call_known")) << r.out;
+  }
+}
+
+TEST_F(StackcountRuntime, PerProcessFoldedAndFilterKeepsOthersOut) {
+  Workload w("stackwork");
+  Workload other("stackwork");
+  other.go();  // the other process makes the same events, unfiltered
+  auto r = trace("stackcount", {"-P", "-f", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"}, w,
+                 "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long n = 0;
+  for (auto& [stack, count] : parse_folded(r.out)) {
+    EXPECT_EQ(frames_of(stack)[0], "stackwork") << stack;
+    n += count;
+  }
+  EXPECT_EQ(n, kSyscalls) << r.out;
+}
+
+TEST_F(StackcountRuntime, TwoRunsAtOnceBothCountExactly) {
+  Workload w("stackwork");
+  std::vector<std::string> args{tool_path("stackcount"), "-K", "-p", w.pid_str(),
+                                "t:syscalls:sys_enter_getppid"};
+  Running a(args), b(args);
+  ASSERT_TRUE(a.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  ASSERT_TRUE(b.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 60));
+  a.signal(SIGINT);
+  b.signal(SIGINT);
+  auto ra = a.finish(60), rb = b.finish(60);
+  EXPECT_EQ(total(parse_counts(ra.out)), kSyscalls) << ra.out << ra.err;
+  EXPECT_EQ(total(parse_counts(rb.out)), kSyscalls) << rb.out << rb.err;
+}
+
+TEST_F(StackcountRuntime, StacksnoopBufferedPrintsEveryStack) {
+  Workload w("stackwork");
+  Running t({tool_path("stacksnoop"), "-d", "3", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"});
+  ASSERT_TRUE(t.wait_for_stdout("(buffered)...\n", 20));
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 60));
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long stacks = 0, frames = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.find(" ip: ") != std::string::npos) ++stacks;
+    if (line.find("do_syscall_64") != std::string::npos) ++frames;
+  }
+  EXPECT_EQ(stacks, kSyscalls) << r.out.substr(0, 3000);
+  EXPECT_EQ(frames, kSyscalls);
+}
+
+TEST_F(StackcountRuntime, StacksnoopLiveVerbose) {
+  Workload w("stackwork", {"1", "5"});
+  auto r = trace("stacksnoop", {"-v", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"}, w,
+                 "STACK\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("TIME(s)            COMM         PID    CPU STACK\n", 0), 0u) << r.out;
+  unsigned long stacks = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(" ip: ") != std::string::npos) {
+      ++stacks;
+      EXPECT_NE(line.find(" stackwork "), std::string::npos) << line;
+    }
+  EXPECT_EQ(stacks, 5u) << r.out;
+}
+
+// Ctrl-C, SIGTERM and a closed pipe end a run with tracefs as it was (the
+// fixture checks the snapshot after every test).
+TEST_F(StackcountRuntime, SignalsAndClosedPipeLeaveTracefsClean) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) {
+    Workload w("stackwork");
+    Running t({tool_path("stackcount"), "-K", "t:syscalls:sys_enter_getppid"});
+    ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+    w.go();
+    ASSERT_TRUE(w.wait_line("done", 60));
+    t.signal(sig);
+    auto r = t.finish(60);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(tracefs_snapshot(), before_) << "after signal " << sig;
+  }
+  Workload w("stackwork", {"1", "5000"});
+  w.go();
+  auto r = run({"/bin/bash", "-c",
+                tool_path("stacksnoop") + " t:syscalls:sys_enter_getppid | head -2; echo ${PIPESTATUS[0]}"},
+               60);
+  EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1), "0\n") << r.out << r.err;
+}
+
+TEST_F(StackcountRuntime, LeftoversOfAKilledRunAreRemovedByTheNext) {
+  Workload w("stackwork");
+  Running killed({tool_path("stackcount"), "-K", workload_path("stackwork") + ":known_func"});
+  ASSERT_TRUE(killed.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  killed.signal(SIGKILL);
+  killed.finish(10);
+  EXPECT_NE(tracefs_snapshot(), before_) << "a SIGKILLed run should leave its instance";
+  auto r = run({tool_path("stackcount"), "-K", "-D", "1", "t:syscalls:sys_enter_getppid"}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(tracefs_snapshot(), before_) << "the next run must remove the leftovers";
+}
+
+struct BadInput {
+  std::vector<std::string> args;
+  int exit_code;
+  std::string message;
+};
+
+TEST_F(StackcountRuntime, BadInputIsRejectedClearly) {
+  const BadInput cases[] = {
+      {{"no_such_function_xyz"}, 1, "0 functions matched by \"no_such_function_xyz\". Exiting."},
+      {{"t:nosuch:event"}, 1, "0 functions matched by \"t:nosuch:event\". Exiting."},
+      {{"t:sched"}, 2, "stackcount: "},
+      {{"/no/such/lib:func"}, 1, "/no/such/lib"},
+      {{"-r", "vfs_(read"}, 2, "vfs_(read"},
+      {{"-K", "-U", "t:sched:sched_switch"}, 2, "-K and -U"},
+      {{"u:c:probe"}, 1, "USDT"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv{tool_path("stackcount")};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = run(argv, 30);
+    std::string first = r.err.substr(0, r.err.find('\n'));
+    EXPECT_EQ(r.exit_code, c.exit_code) << first;
+    EXPECT_NE(first.find(c.message), std::string::npos) << first;
+    EXPECT_EQ(tracefs_snapshot(), before_) << first;
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::testing

@@ -1,0 +1,142 @@
+// stackcount: count events (kernel/user functions, tracepoints) by stack.
+#include <csignal>
+#include <ctime>
+#include <iostream>
+#include <regex>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "probe/spec.hpp"
+#include "stackcount/stackcount.hpp"
+#include "tools.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
+  int pid = 0, cpu = -1;
+  double interval = 0, duration = 0;
+  std::string backend = "auto";
+  cli::Command cmd("stackcount",
+                   "[-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T] [-r] [-s]\n"
+                   "[-P] [-K] [-U] [-v] [-d] [-f] [--backend ftrace|perf] pattern");
+  cmd.option("p,pid", &pid, "PID", "trace this PID only (filtered in the kernel)")
+      .option("c,cpu", &cpu, "CPU", "trace this CPU only")
+      .option("i,interval", &interval, "INTERVAL", "summary interval, seconds")
+      .option("D,duration", &duration, "DURATION", "total duration of trace, seconds")
+      .flag("T,timestamp", &o.timestamp, "include timestamp on output")
+      .flag("r,regexp", &o.regex, "use regular expressions (default: * wildcards only)")
+      .flag("s,offset", &o.offset, "show address offsets")
+      .flag("P,perpid", &o.per_pid, "display stacks separately for each process")
+      .flag("K,kernel-stacks-only", &o.kernel_only, "kernel stack only")
+      .flag("U,user-stacks-only", &o.user_only, "user stack only")
+      .flag("v,verbose", &o.verbose, "show raw addresses")
+      .flag("d,delimited", &o.delimited, "insert delimiter between kernel/user stacks")
+      .flag("f,folded", &o.folded, "output folded format")
+      .option("backend", &backend, "NAME",
+              "ftrace (kernel stacks, cheapest) or perf (kernel + user); default: ftrace with "
+              "-K, else perf")
+      .required("pattern", &o.pattern,
+                "func, p::func, t:cat:event, lib:func, /path:func (globs, or regex with -r)")
+      .example("stackcount submit_bio", "count kernel stack traces for submit_bio")
+      .example("stackcount -d ip_output", "include a user/kernel stack delimiter")
+      .example("stackcount -s ip_output", "show symbol offsets")
+      .example("stackcount -sv ip_output", "show offsets and raw addresses (verbose)")
+      .example("stackcount 'tcp_send*'", "count stacks for funcs matching tcp_send*")
+      .example("stackcount -r '^tcp_send.*'", "same as above, using regular expressions")
+      .example("stackcount -Ti 5 ip_output", "output every 5 seconds, with timestamps")
+      .example("stackcount -p 185 ip_output", "count ip_output stacks for PID 185 only")
+      .example("stackcount -c 1 put_prev_entity", "count put_prev_entity stacks for CPU 1 only")
+      .example("stackcount -p 185 c:malloc", "count stacks for malloc in PID 185")
+      .example("stackcount t:sched:sched_fork", "count stacks for sched_fork tracepoint")
+      .example("stackcount -K t:sched:sched_switch", "kernel stacks only")
+      .example("stackcount -U t:sched:sched_switch", "user stacks only");
+  if (auto code = cmd.parse(argc, argv)) return code;
+
+  if (o.kernel_only && o.user_only) return cmd.usage_error("-K and -U cannot be combined");
+  if (cmd.given("pid")) {
+    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
+    o.pid = pid;
+  }
+  if (cmd.given("cpu")) {
+    if (cpu < 0) return cmd.usage_error("invalid CPU " + std::to_string(cpu));
+    o.cpu = cpu;
+  }
+  if (cmd.given("interval")) {
+    if (!(interval > 0)) return cmd.usage_error("interval must be positive");
+    o.interval = interval;
+  }
+  if (cmd.given("duration")) {
+    if (!(duration > 0)) return cmd.usage_error("duration must be positive");
+    o.duration = duration;
+  }
+  if (backend == "ftrace")
+    o.backend = stacks::Backend::kFtrace;
+  else if (backend == "perf")
+    o.backend = stacks::Backend::kPerf;
+  else if (backend != "auto")
+    return cmd.usage_error("unknown backend '" + backend + "': ftrace or perf");
+  if (o.backend == stacks::Backend::kFtrace && o.user_only)
+    return cmd.usage_error("user stacks (-U) need the perf backend");
+  auto spec = probe::parse_spec(o.pattern);
+  if (!spec) return cmd.usage_error(spec.error().str());
+  if (o.regex) {
+    for (const std::string* part : {&spec->pattern, &spec->category}) {
+      try {
+        std::regex re(*part);
+      } catch (const std::regex_error& e) {
+        return cmd.usage_error("invalid regular expression '" + *part + "': " + e.what());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+void print_report(stackcount::Counter& c, const stackcount::Options& o) {
+  if (!o.folded) std::cout << "\n";
+  if (o.timestamp) {
+    char buf[16];
+    std::time_t now = std::time(nullptr);
+    std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&now));
+    std::cout << buf << "\n";
+  }
+  c.report(std::cout, std::cerr);
+}
+
+}  // namespace
+
+int stackcount_main(int argc, char** argv) {
+  stackcount::Options o;
+  if (auto code = parse(argc, argv, o)) return *code;
+
+  cli::install_stop_handlers();
+  auto counter = stackcount::Counter::start(o, std::cerr);
+  if (!counter) {
+    const auto& e = counter.error();
+    if (e.message == stackcount::zero_matches_message(o.pattern))
+      std::cerr << e.message << "\n";
+    else
+      std::cerr << "stackcount: " << e.str() << "\n";
+    return cli::kExitFailure;
+  }
+  if (!o.folded)
+    std::cout << "Tracing " << counter->traced() << " functions for \"" << o.pattern
+              << "\"... Hit Ctrl-C to end." << std::endl;
+
+  cli::Deadline end(o.duration);
+  while (!cli::stop_requested() && !end.expired()) {
+    cli::Deadline next(o.interval);
+    while (!cli::stop_requested() && !end.expired() && !next.expired())
+      counter->poll(std::min(end.poll_timeout_ms(250), next.poll_timeout_ms(250)));
+    if (o.interval && next.expired() && !cli::stop_requested() && !end.expired())
+      print_report(*counter, o);
+  }
+  counter->stop();
+  if (cli::stop_signal() == SIGPIPE) return cli::kExitOk;
+  print_report(*counter, o);
+  if (!o.folded) std::cout << "Detaching..." << std::endl;
+  return cli::kExitOk;
+}
+
+}  // namespace tracekit::tools
