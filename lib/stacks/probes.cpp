@@ -1,6 +1,8 @@
 #include "stacks/probes.hpp"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string_view>
 
 #include "util/strings.hpp"
 
@@ -19,6 +21,11 @@ Result<int> event_id(const std::string& tracing_dir, const std::string& system,
 }
 
 }  // namespace
+
+bool kprobes_disabled() {
+  const char* v = std::getenv("TRACEKIT_NO_KPROBES");
+  return v && *v && std::string_view(v) != "0";
+}
 
 std::vector<std::string> Probes::systems() const {
   std::vector<std::string> s;
@@ -60,7 +67,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         auto g = group();
         if (!g) return g.error();
         bool ret = t.kind == probe::Kind::kKernelReturn;
-        if (!(*g)->kprobes_supported()) {
+        if (!(*g)->kprobes_supported() || kprobes_disabled()) {
           if (function_tracer && !ret) {
             p.functions_.push_back(t.function);
             break;

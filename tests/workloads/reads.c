@@ -1,0 +1,48 @@
+/*
+ * reads: makes a known number of read(2) system calls, each of which reaches
+ * vfs_read() once, after a "go": for kernel-function probe tests (kprobes,
+ * the function tracer).
+ *
+ *   reads [N]    N one-byte reads of /dev/zero from do_reads() (default 997)
+ * Protocol: prints "ready PID", waits for a byte on stdin, reads, prints
+ * "done", then waits on stdin until killed (or it closes). The syscall is an
+ * inline `syscall` instruction in do_reads(), so the function is the user
+ * leaf of the stack.
+ */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+static inline __attribute__((always_inline)) long raw_read(long fd, void* buf, long n) {
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"((long)SYS_read), "D"(fd), "S"(buf), "d"(n)
+                   : "rcx", "r11", "memory");
+  return ret;
+}
+
+__attribute__((noinline)) long do_reads(int fd, long n) {
+  char c;
+  long ok = 0;
+  for (long i = 0; i < n; i++) ok += raw_read(fd, &c, 1) == 1;
+  return ok;
+}
+
+int main(int argc, char** argv) {
+  long n = argc > 1 ? atol(argv[1]) : 997;
+  int fd = open("/dev/zero", O_RDONLY);
+  if (fd < 0) return 1;
+  char c;
+  say_ready();
+  if (read(0, &c, 1) != 1) return 1;
+  if (do_reads(fd, n) != n) return 1;
+  printf("done\n");
+  fflush(stdout);
+  while (read(0, &c, 1) == 1) {
+  }
+  return 0;
+}
