@@ -46,11 +46,6 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   if (o.cpu)
     if (auto st = in.write("tracing_cpumask", cpu_mask(*o.cpu)); !st) return st.error();
 
-  auto systems = probes.systems();
-  auto reader = ftrace::Reader::open(tracing_dir, in.name(), systems, o.stacks);
-  if (!reader) return reader.error();
-  c.reader_.emplace(std::move(*reader));
-
   const std::string filter = tid_filter(o.tids);
   for (const auto& e : probes.events()) {
     if (!filter.empty())
@@ -70,6 +65,12 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     }
     if (auto st = in.start_function_tracer(probes.functions(), o.stacks); !st) return st.error();
   }
+  // Opened last: the kernel refuses to change current_tracer while a
+  // trace_pipe_raw is open (EBUSY). What was recorded meanwhile waits in the
+  // buffer.
+  auto reader = ftrace::Reader::open(tracing_dir, in.name(), probes.systems(), o.stacks);
+  if (!reader) return reader.error();
+  c.reader_.emplace(std::move(*reader));
   return c;
 }
 

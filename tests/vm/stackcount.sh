@@ -5,16 +5,14 @@
 
 N=997
 
-# go_workload NAME ARGS...: starts a workload that waits for a "go" byte on
-# stdin (a fifo held open on fd 3), waits for its "ready" line; sets WL_PID.
+# go_workload NAME ARGS...: starts a workload that waits for SIGUSR1 (its
+# "go"), waits for its "ready" line; sets WL_PID.
 go_workload() {
   local out=/tmp/wl.out i=0
-  rm -f /tmp/wl.go; mkfifo /tmp/wl.go
   : > "$out"
-  "$@" < /tmp/wl.go >> "$out" 2>&1 &
+  "$@" >> "$out" 2>&1 &
   WL_PID=$!
-  exec 3> /tmp/wl.go
-  defer "exec 3>&-; kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
+  defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
   while ! grep -q '^ready ' "$out"; do
     i=$((i + 1)); [ $i -le 200 ] || fail "workload $1 not ready: $(cat "$out")"
     sleep 0.1
@@ -40,7 +38,7 @@ traced_run() {
   tool=$!
   defer "kill $tool 2>/dev/null"
   wait_for "$out" 'Hit Ctrl-C to end|STACK$|\(buffered\)'
-  echo g >&3
+  kill -USR1 "$WL_PID"
   wait_for /tmp/wl.out '^done$'
   kill -INT "$tool"
   wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
@@ -85,7 +83,7 @@ case_kretprobe_exact() {
 # func_stack_trace, in the run's own instance.
 case_function_tracer_fallback_exact() {
   go_workload reads $N
-  TRACEKIT_NO_KPROBES=1 traced_run /tmp/sc.out stackcount -K -p "$WL_PID" vfs_read
+  traced_run /tmp/sc.out env TRACEKIT_NO_KPROBES=1 stackcount -K -p "$WL_PID" vfs_read
   expect_count /tmp/sc.out $N
   has /tmp/sc.out '^  ksys_read$' "ksys_read in the function tracer's stacks"
 }
@@ -104,7 +102,7 @@ case_stacksnoop_kprobe_buffered_exact() {
   stacksnoop -d 4 -p "$WL_PID" vfs_read > /tmp/ss.out 2> /tmp/ss.err &
   local tool=$!
   wait_for /tmp/ss.out '\(buffered\)'
-  echo g >&3
+  kill -USR1 "$WL_PID"
   wait "$tool" || fail "stacksnoop exited with $?: $(tail -n 3 /tmp/ss.err)"
   local n
   n=$(count /tmp/ss.out ' ip: [0-9a-f]+ vfs_read')
@@ -114,7 +112,7 @@ case_stacksnoop_kprobe_buffered_exact() {
 # stacksnoop live, through the function tracer.
 case_stacksnoop_function_tracer_live() {
   go_workload reads 7
-  TRACEKIT_NO_KPROBES=1 traced_run /tmp/ss.out stacksnoop -v -p "$WL_PID" vfs_read
+  traced_run /tmp/ss.out env TRACEKIT_NO_KPROBES=1 stacksnoop -v -p "$WL_PID" vfs_read
   local n
   n=$(count /tmp/ss.out ' ip: ')
   [ "$n" -eq 7 ] || fail "$n stacks, expected 7: $(head -n 30 /tmp/ss.out)"

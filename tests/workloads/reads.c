@@ -4,12 +4,13 @@
  * the function tracer).
  *
  *   reads [N]    N one-byte reads of /dev/zero from do_reads() (default 997)
- * Protocol: prints "ready PID", waits for a byte on stdin, reads, prints
- * "done", then waits on stdin until killed (or it closes). The syscall is an
- * inline `syscall` instruction in do_reads(), so the function is the user
- * leaf of the stack.
+ * Protocol: prints "ready PID", waits for SIGUSR1 (its "go": not a byte on
+ * stdin, which would be one more read), reads, prints "done", then sleeps
+ * until killed. The syscall is an inline `syscall` instruction in
+ * do_reads(), so the function is the user leaf of the stack.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -36,13 +37,15 @@ int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 997;
   int fd = open("/dev/zero", O_RDONLY);
   if (fd < 0) return 1;
-  char c;
+  sigset_t go;
+  sigemptyset(&go);
+  sigaddset(&go, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &go, NULL);
   say_ready();
-  if (read(0, &c, 1) != 1) return 1;
+  int sig;
+  if (sigwait(&go, &sig) != 0) return 1;
   if (do_reads(fd, n) != n) return 1;
   printf("done\n");
   fflush(stdout);
-  while (read(0, &c, 1) == 1) {
-  }
-  return 0;
+  for (;;) pause();
 }
