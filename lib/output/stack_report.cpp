@@ -144,7 +144,8 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records, con
   const std::string value_pad(2 * pad.size(), ' ');
   for (const Record& r : records) {
     write_side(out, r.kernel, true, style, pad);
-    if (style.delimiter && both_present(r)) out << pad << "--\n";
+    // bcc prints "    --" in every tool, whatever its frame indent.
+    if (style.delimiter && both_present(r)) out << "    --\n";
     write_side(out, r.user, false, style, pad);
     if (style.process_line && style.bracketed_process) {
       out << value_pad << printable(r.comm) << " [" << r.pid << "]\n";
