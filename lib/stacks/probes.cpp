@@ -51,6 +51,14 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
     std::string what = t.function.empty() ? t.system + ":" + t.event : t.function;
     p.skipped_.push_back(what + ": " + e.str());
   };
+  // A probe just created (or its error): keep its event, with its id.
+  auto keep = [&](const probe::Target& t, const std::string& system,
+                  const Result<std::string>& ev) {
+    if (!ev) return fail(t, ev.error());
+    auto id = event_id(tracing_dir, system, *ev);
+    if (!id) return fail(t, id.error());
+    p.events_.push_back({system, *ev, *id});
+  };
 
   for (const auto& t : targets) {
     switch (t.kind) {
@@ -76,32 +84,15 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
                        ret ? "function returns need kretprobes"
                            : "this tool cannot fall back to the function tracer"};
         }
-        auto ev = (*g)->add_kprobe(t.function, ret);
-        if (!ev) {
-          fail(t, ev.error());
-          break;
-        }
-        auto id = event_id(tracing_dir, (*g)->name(), *ev);
-        if (id)
-          p.events_.push_back({(*g)->name(), *ev, *id});
-        else
-          fail(t, id.error());
+        keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret));
         break;
       }
       case probe::Kind::kUser:
       case probe::Kind::kUserReturn: {
         auto g = group();
         if (!g) return g.error();
-        auto ev = (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn, t.function);
-        if (!ev) {
-          fail(t, ev.error());
-          break;
-        }
-        auto id = event_id(tracing_dir, (*g)->name(), *ev);
-        if (id)
-          p.events_.push_back({(*g)->name(), *ev, *id});
-        else
-          fail(t, id.error());
+        keep(t, (*g)->name(),
+             (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn, t.function));
         break;
       }
       case probe::Kind::kUsdt:
