@@ -176,4 +176,72 @@ bool decode_context_switch(uint64_t sample_type, std::span<const uint8_t> record
   return true;
 }
 
+namespace {
+
+// MMAP and MMAP2 share their start and their end (the NUL-padded filename,
+// then any sample_id); only MMAP2 has the identity, prot and flags between.
+bool decode_mapping(std::span<const uint8_t> record, uint32_t type, Mmap2& out) {
+  uint16_t misc = 0;
+  auto rec = body(record, type, 0, &misc);
+  if (rec.empty()) return false;
+  Cursor c(rec, sizeof(perf_event_header));
+  if (!(c.get(out.pid) && c.get(out.tid) && c.get(out.addr) && c.get(out.len) && c.get(out.pgoff)))
+    return false;
+  out.data = (misc & PERF_RECORD_MISC_MMAP_DATA) != 0;
+  if (type == PERF_RECORD_MMAP2) {
+    out.has_build_id = (misc & PERF_RECORD_MISC_MMAP_BUILD_ID) != 0;
+    if (out.has_build_id) {
+      uint8_t size;
+      if (!c.get(size) || !c.skip(3) || size > 20 || c.left() < 20) return false;
+      out.build_id = {c.here(), size};
+      c.skip(20);
+    } else if (!(c.get(out.maj) && c.get(out.min) && c.get(out.ino) && c.get(out.ino_generation))) {
+      return false;
+    }
+    if (!(c.get(out.prot) && c.get(out.flags))) return false;
+  }
+  auto* name = reinterpret_cast<const char*>(c.here());
+  size_t len = strnlen(name, c.left());
+  if (len == c.left()) return false;  // no NUL: cut short
+  out.filename = {name, len};
+  return true;
+}
+
+}  // namespace
+
+bool decode_mmap2(std::span<const uint8_t> record, Mmap2& out) {
+  return decode_mapping(record, PERF_RECORD_MMAP2, out);
+}
+
+bool decode_mmap(std::span<const uint8_t> record, Mmap2& out) {
+  return decode_mapping(record, PERF_RECORD_MMAP, out);
+}
+
+bool decode_sample_id(uint64_t sample_type, std::span<const uint8_t> record, SampleId& out) {
+  perf_event_header h;
+  if (record.size() < sizeof h) return false;
+  std::memcpy(&h, record.data(), sizeof h);
+  if (h.type == PERF_RECORD_SAMPLE || h.size < sizeof h || h.size > record.size()) return false;
+  size_t size = 0;
+  for (uint64_t bit : {PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID, PERF_SAMPLE_STREAM_ID,
+                       PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER})
+    if (sample_type & bit) size += 8;
+  if (h.size - sizeof h < size) return false;
+  Cursor c(record.first(h.size), h.size - size);
+  if (sample_type & PERF_SAMPLE_TID) c.get(out.pid), c.get(out.tid);
+  if (sample_type & PERF_SAMPLE_TIME) c.get(out.time);
+  if (sample_type & PERF_SAMPLE_ID) c.get(out.id);
+  if (sample_type & PERF_SAMPLE_STREAM_ID) c.get(out.stream_id);
+  if (sample_type & PERF_SAMPLE_CPU) {
+    uint32_t res;
+    c.get(out.cpu), c.get(res);
+  }
+  // IDENTIFIER repeats ID at a fixed place; it is the id when ID is unset.
+  uint64_t identifier;
+  if ((sample_type & PERF_SAMPLE_IDENTIFIER) && c.get(identifier) &&
+      !(sample_type & PERF_SAMPLE_ID))
+    out.id = identifier;
+  return true;
+}
+
 }  // namespace tracekit::perf

@@ -92,4 +92,46 @@ struct ContextSwitch {
 bool decode_context_switch(uint64_t sample_type, std::span<const uint8_t> record,
                            ContextSwitch& out);
 
+// PERF_RECORD_MMAP2 (attr.mmap2, with attr.mmap for executable mappings or
+// attr.mmap_data for the others) and PERF_RECORD_MMAP (attr.mmap without
+// mmap2; older kernels). Written when a process maps something, in its
+// context: pid/tid are the mapping task. Spans and views point into the
+// record.
+struct Mmap2 {
+  uint32_t pid = 0, tid = 0;
+  uint64_t addr = 0;  // start of the mapping
+  uint64_t len = 0;
+  uint64_t pgoff = 0;  // file offset of addr, in bytes (page aligned)
+  // The file's identity: device and inode, or (PERF_RECORD_MISC_MMAP_BUILD_ID,
+  // attr.build_id) its build-id instead. Zero/empty in an MMAP record and
+  // for anonymous memory.
+  bool has_build_id = false;
+  uint32_t maj = 0, min = 0;
+  uint64_t ino = 0, ino_generation = 0;
+  std::span<const uint8_t> build_id;  // empty when the kernel could not read it
+  uint32_t prot = 0, flags = 0;       // PROT_*, MAP_*; zero in an MMAP record
+  std::string_view filename;          // a path, "//anon", "[vdso]", "[heap]", ...
+  bool data = false;                  // PERF_RECORD_MISC_MMAP_DATA: not executable
+};
+// Both return false for another record type, a record too short for its
+// fixed fields, a filename with no NUL, or a build-id size above 20. MMAP
+// fills the fields it has and leaves the others at their defaults.
+bool decode_mmap2(std::span<const uint8_t> record, Mmap2& out);
+bool decode_mmap(std::span<const uint8_t> record, Mmap2& out);
+
+// The sample_id trailer attr.sample_id_all appends to every record other
+// than PERF_RECORD_SAMPLE: the fields of sample_type among TID, TIME, ID,
+// STREAM_ID, CPU, IDENTIFIER, read from the record's end (so it works for
+// any record type, whatever its variable part). Returns false for a SAMPLE
+// record or one too short to hold the trailer. Meaningless (but harmless)
+// on a record of an event without sample_id_all: the caller must know.
+struct SampleId {
+  uint32_t pid = 0, tid = 0;  // PERF_SAMPLE_TID
+  uint64_t time = 0;          // PERF_SAMPLE_TIME
+  uint64_t id = 0;            // PERF_SAMPLE_ID, else PERF_SAMPLE_IDENTIFIER
+  uint64_t stream_id = 0;     // PERF_SAMPLE_STREAM_ID
+  uint32_t cpu = 0;           // PERF_SAMPLE_CPU
+};
+bool decode_sample_id(uint64_t sample_type, std::span<const uint8_t> record, SampleId& out);
+
 }  // namespace tracekit::perf

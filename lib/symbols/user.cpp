@@ -31,6 +31,17 @@
 // they live until forget(pid). Addresses in no ELF file (JIT code) go to
 // /tmp/perf-PID.map, read on the first such miss: by report time the JIT has
 // written more of it than at note time.
+//
+// Added mappings (add_mapping, from PERF_RECORD_MMAP2) need no Dwfl per
+// process: a mapping is (start, end, pgoff, file), and an address becomes a
+// file offset, then an ELF address through the file's PT_LOAD segments,
+// which is exactly what the symbol tables are keyed by (addresses relative
+// to the load bias). Each file is a FileRef shared by every process mapping
+// it, found by the same FileKey as the tables: it is stat()ed when added
+// (cheap, and it catches a file replaced or hidden in another mount
+// namespace while the process may still be alive to read it from) and
+// opened, through a short-lived single-module Dwfl, at the first lookup
+// that lands in it; the Dwfl is gone once its table and segments are taken.
 #include "symbols/user.hpp"
 
 #include <cxxabi.h>
@@ -42,6 +53,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -86,6 +98,11 @@ struct FileKey {
   int64_t mtime_ns;
   bool operator==(const FileKey&) const = default;
 };
+
+FileKey key_of(const struct stat& st) {
+  return FileKey{st.st_dev, st.st_ino, st.st_size,
+                 st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+}
 
 struct FileKeyHash {
   size_t operator()(const FileKey& k) const {
@@ -237,6 +254,7 @@ struct Module {
 
 struct Proc {
   pid_t pid = 0;
+  bool noted = false;       // /proc/PID/maps was read (or tried)
   bool ok = false;          // note_process()'s answer
   bool foreign_ns = false;  // another mount namespace: open files via /proc/PID/root
   std::unique_ptr<Dwfl, decltype(&dwfl_end)> dwfl{nullptr, &dwfl_end};
@@ -246,6 +264,86 @@ struct Proc {
   std::optional<PerfMap> perf_map;
   std::unordered_map<uint64_t, Hit> hits;  // by looked-up address
 };
+
+// A PT_LOAD segment: file bytes [offset, offset + filesz) sit at vaddr.
+struct Segment {
+  uint64_t offset, filesz, vaddr;
+  bool exec;
+};
+
+// What an added mapping needs of its file: its functions, and its segments
+// to turn a file offset into an ELF address.
+struct LoadedFile {
+  std::shared_ptr<FuncTable> table;
+  std::vector<Segment> segments;
+  std::vector<uint8_t> build_id;
+
+  std::optional<uint64_t> vaddr(uint64_t off) const {
+    const Segment* best = nullptr;
+    // Segments may share a page of the file but not bytes; prefer code anyway.
+    for (const Segment& s : segments)
+      if (off >= s.offset && off - s.offset < s.filesz &&
+          (best == nullptr || (s.exec && !best->exec)))
+        best = &s;
+    if (best == nullptr) return std::nullopt;
+    return best->vaddr + (off - best->offset);
+  }
+};
+
+// A file some process mapped, shared by every process mapping it.
+struct FileRef {
+  std::optional<FileKey> key;  // what stat() said when added; none for the vDSO
+  std::string name;            // the path the process mapped: the module name
+  std::string open_path;       // where to read it from
+  bool tried = false;
+  std::optional<LoadedFile> loaded;  // once tried, if it could be read
+};
+
+struct AddedMap {
+  uint64_t start = 0, end = 0, pgoff = 0;
+  std::shared_ptr<FileRef> file;  // null: resolves nothing (but hides what it covers)
+  uint8_t build_id_size = 0;      // the build-id the mapping record gave, if any
+  std::array<uint8_t, 20> build_id{};
+};
+
+struct AddedMaps {
+  std::vector<AddedMap> maps;  // sorted by start, not overlapping
+  // Files of mappings replaced since: names from their tables may be held.
+  std::vector<std::shared_ptr<FileRef>> retired;
+};
+
+// The newest mapping m hides what it overlaps of the older ones.
+void insert(AddedMaps& am, AddedMap m) {
+  std::vector<AddedMap> out;
+  out.reserve(am.maps.size() + 2);
+  for (AddedMap& e : am.maps) {
+    if (e.end <= m.start || e.start >= m.end) {
+      out.push_back(std::move(e));
+      continue;
+    }
+    bool kept = false;
+    if (e.start < m.start) {
+      AddedMap left = e;
+      left.end = m.start;
+      out.push_back(std::move(left));
+      kept = true;
+    }
+    if (e.end > m.end) {
+      AddedMap right = e;
+      right.pgoff += m.end - e.start;
+      right.start = m.end;
+      out.push_back(std::move(right));
+      kept = true;
+    }
+    if (!kept && e.file &&
+        std::find(am.retired.begin(), am.retired.end(), e.file) == am.retired.end())
+      am.retired.push_back(std::move(e.file));
+  }
+  out.push_back(std::move(m));
+  std::sort(out.begin(), out.end(),
+            [](const AddedMap& a, const AddedMap& b) { return a.start < b.start; });
+  am.maps = std::move(out);
+}
 
 // Opens the ELF file behind a module. Called by libdwfl with the module's
 // userdata, which note() points at the module's Proc. Returns an fd that
@@ -284,9 +382,7 @@ int find_elf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr bas
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return -1;
-  if (fstat(fd, &st) == 0)
-    p->files[mod] = FileKey{st.st_dev, st.st_ino, st.st_size,
-                            st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+  if (fstat(fd, &st) == 0) p->files[mod] = key_of(st);
   *file_name = strdup(name);
   return fd;
 }
@@ -299,6 +395,28 @@ const Dwfl_Callbacks kCallbacks = {
     .section_address = nullptr,
     .debuginfo_path = &debuginfo_path,
 };
+
+// For the one-file sessions of added mappings: the file is given by fd.
+const Dwfl_Callbacks kFileCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = &debuginfo_path,
+};
+
+using DwflPtr = std::unique_ptr<Dwfl, decltype(&dwfl_end)>;
+
+// The length of this process's [vDSO] mapping, or 0.
+uint64_t own_vdso_len() {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    if (!ends_with(line, "[vdso]")) continue;
+    unsigned long long lo = 0, hi = 0;
+    if (std::sscanf(line.c_str(), "%llx-%llx", &lo, &hi) == 2 && hi > lo) return hi - lo;
+  }
+  return 0;
+}
 
 std::string_view module_name(Dwfl_Module* mod) {
   const char* name =
@@ -316,22 +434,47 @@ struct UserSymbols::Impl {
   std::unordered_map<FileKey, std::weak_ptr<FuncTable>, FileKeyHash> tables;
   struct stat own_mnt_ns {};
   bool own_mnt_ns_known = false;
+  // Added mappings, by pid; their files, shared, by identity.
+  std::unordered_map<pid_t, AddedMaps> added;
+  std::unordered_map<FileKey, std::weak_ptr<FileRef>, FileKeyHash> file_refs;
+  bool vdso_tried = false;
+  uint64_t vdso_len = 0;
+  std::shared_ptr<FileRef> vdso;  // this process's vDSO
 
   Impl() { own_mnt_ns_known = stat("/proc/self/ns/mnt", &own_mnt_ns) == 0; }
 
-  Proc& get(pid_t pid) {
+  // pid's Proc, made if needed; /proc is read only by noted().
+  Proc& proc(pid_t pid) {
     auto [it, fresh] = procs.try_emplace(pid);
     if (fresh) {
       it->second = std::make_unique<Proc>();
-      note(*it->second, pid);
+      it->second->pid = pid;
     }
     return *it->second;
+  }
+  Proc& noted(Proc& p) {
+    if (!p.noted) {
+      p.noted = true;
+      note(p, p.pid);
+    }
+    return p;
   }
 
   void note(Proc& p, pid_t pid);
   Module& module(Proc& p, Dwfl_Module* mod);
   Hit resolve(Proc& p, uint64_t a);
   void forget(pid_t pid);
+
+  void add(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff, std::string_view path,
+           const FileIdentity& id);
+  std::shared_ptr<FileRef> file_for(pid_t pid, uint64_t start, uint64_t end, std::string_view path,
+                                    const FileIdentity& id);
+  std::shared_ptr<FileRef> read_now(const std::string& open_path, std::string_view name,
+                                    uint64_t ino);
+  std::shared_ptr<FileRef> own_vdso(uint64_t len);
+  std::optional<LoadedFile> load(const FileRef& f);
+  std::optional<LoadedFile> loaded_from(Dwfl_Module* mod, const std::optional<FileKey>& key);
+  Hit resolve_added(pid_t pid, uint64_t a);
 };
 
 void UserSymbols::Impl::note(Proc& p, pid_t pid) {
@@ -391,6 +534,8 @@ Module& UserSymbols::Impl::module(Proc& p, Dwfl_Module* mod) {
 }
 
 Hit UserSymbols::Impl::resolve(Proc& p, uint64_t a) {
+  if (Hit h = resolve_added(p.pid, a); h.found) return h;
+  noted(p);
   if (p.dwfl) {
     Dwfl_Module* mod = dwfl_addrmodule(p.dwfl.get(), a);
     Dwarf_Addr low = 0, high = 0;
@@ -423,27 +568,220 @@ Hit UserSymbols::Impl::resolve(Proc& p, uint64_t a) {
 }
 
 void UserSymbols::Impl::forget(pid_t pid) {
-  auto it = procs.find(pid);
-  if (it == procs.end()) return;
   std::vector<FileKey> used;
-  for (const auto& [mod, key] : it->second->files) used.push_back(key);
-  procs.erase(it);
+  if (auto it = procs.find(pid); it != procs.end()) {
+    for (const auto& [mod, key] : it->second->files) used.push_back(key);
+    procs.erase(it);
+  }
+  if (auto it = added.find(pid); it != added.end()) {
+    for (const AddedMap& m : it->second.maps)
+      if (m.file && m.file->key) used.push_back(*m.file->key);
+    for (const auto& f : it->second.retired)
+      if (f->key) used.push_back(*f->key);
+    added.erase(it);
+  }
   for (const FileKey& key : used) {
+    auto r = file_refs.find(key);
+    if (r != file_refs.end() && r->second.expired()) file_refs.erase(r);
     auto t = tables.find(key);
     if (t != tables.end() && t->second.expired()) tables.erase(t);
   }
 }
 
+void UserSymbols::Impl::add(pid_t pid, uint64_t start, uint64_t end, uint64_t pgoff,
+                            std::string_view path, const FileIdentity& id) {
+  AddedMap m;
+  m.start = start;
+  m.end = end;
+  m.pgoff = pgoff;
+  m.file = file_for(pid, start, end, path, id);
+  if (!id.build_id.empty() && id.build_id.size() <= m.build_id.size()) {
+    m.build_id_size = static_cast<uint8_t>(id.build_id.size());
+    std::copy(id.build_id.begin(), id.build_id.end(), m.build_id.begin());
+  }
+  insert(added[pid], std::move(m));
+  // Answers cached before (misses, or the /proc capture's) may be stale now.
+  if (auto p = procs.find(pid); p != procs.end()) p->second->hits.clear();
+}
+
+std::shared_ptr<FileRef> UserSymbols::Impl::file_for(pid_t pid, uint64_t start, uint64_t end,
+                                                     std::string_view path,
+                                                     const FileIdentity& id) {
+  if (path == "[vdso]") return own_vdso(end - start);
+  if (path.empty() || path[0] != '/') return nullptr;  // "//anon", "[heap]", ...
+  std::string file(path);
+  const std::string proc = "/proc/" + std::to_string(pid);
+  // The kernel names the mapped inode by START-END, whatever its path now.
+  char range[48];
+  std::snprintf(range, sizeof range, "/map_files/%llx-%llx", static_cast<unsigned long long>(start),
+                static_cast<unsigned long long>(end));
+  if (!ends_with(path, kDeletedSuffix)) {
+    struct stat st;
+    if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+        (id.ino == 0 || st.st_ino == id.ino)) {
+      FileKey key = key_of(st);
+      auto& slot = file_refs[key];
+      if (auto f = slot.lock()) return f;
+      auto f = std::make_shared<FileRef>();
+      f->key = key;
+      f->name = file;
+      f->open_path = file;
+      slot = f;
+      return f;
+    }
+  }
+  // Deleted, replaced, or in another mount namespace: only the live process
+  // still reaches the file, so read it now.
+  if (auto f = read_now(proc + range, path, id.ino)) return f;
+  if (ends_with(path, kDeletedSuffix)) return nullptr;
+  return read_now(proc + "/root" + file, path, id.ino);
+}
+
+std::shared_ptr<FileRef> UserSymbols::Impl::read_now(const std::string& open_path,
+                                                     std::string_view name, uint64_t ino) {
+  struct stat st;
+  if (stat(open_path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || (ino != 0 && st.st_ino != ino))
+    return nullptr;
+  FileKey key = key_of(st);
+  auto& slot = file_refs[key];
+  if (auto f = slot.lock()) {
+    // The same inode, added before under another path: read it now if it
+    // was waiting, while open_path works.
+    if (!f->tried) {
+      f->open_path = open_path;
+      f->tried = true;
+      f->loaded = load(*f);
+    }
+    return f;
+  }
+  auto f = std::make_shared<FileRef>();
+  f->key = key;
+  f->name = std::string(name);
+  f->open_path = open_path;
+  f->tried = true;
+  f->loaded = load(*f);
+  slot = f;
+  return f;
+}
+
+// Every 64-bit process of this kernel maps the same vDSO image, so ours
+// stands for theirs; a vDSO of another length (a 32-bit process's) does not.
+std::shared_ptr<FileRef> UserSymbols::Impl::own_vdso(uint64_t len) {
+  if (!vdso_tried) {
+    vdso_tried = true;
+    vdso_len = own_vdso_len();
+    DwflPtr dwfl(dwfl_begin(&kCallbacks), &dwfl_end);
+    if (dwfl && vdso_len != 0) {
+      dwfl_report_begin(dwfl.get());
+      int rc = dwfl_linux_proc_report(dwfl.get(), getpid());
+      dwfl_report_end(dwfl.get(), nullptr, nullptr);
+      Dwfl_Module* found = nullptr;
+      if (rc == 0)
+        dwfl_getmodules(
+            dwfl.get(),
+            [](Dwfl_Module* mod, void**, const char* name, Dwarf_Addr, void* arg) -> int {
+              if (std::strncmp(name, "[vdso", 5) != 0) return DWARF_CB_OK;
+              *static_cast<Dwfl_Module**>(arg) = mod;
+              return DWARF_CB_ABORT;
+            },
+            &found, 0);
+      if (found != nullptr) {
+        auto f = std::make_shared<FileRef>();
+        f->name = "[vdso]";
+        f->tried = true;
+        f->loaded = loaded_from(found, std::nullopt);
+        if (f->loaded) vdso = std::move(f);
+      }
+    }
+  }
+  return len == vdso_len ? vdso : nullptr;
+}
+
+std::optional<LoadedFile> UserSymbols::Impl::load(const FileRef& f) {
+  // O_NONBLOCK: a FIFO put at the path since must not hang us.
+  int fd = open(f.open_path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  // Still the file stat() saw when the mapping was added?
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (f.key && !(key_of(st) == *f.key))) {
+    close(fd);
+    return std::nullopt;
+  }
+  DwflPtr dwfl(dwfl_begin(&kFileCallbacks), &dwfl_end);
+  if (!dwfl) {
+    close(fd);
+    return std::nullopt;
+  }
+  dwfl_report_begin(dwfl.get());
+  Dwfl_Module* mod = dwfl_report_elf(dwfl.get(), f.name.c_str(), f.open_path.c_str(), fd, 0, false);
+  dwfl_report_end(dwfl.get(), nullptr, nullptr);
+  if (mod == nullptr) {
+    close(fd);  // consumed only on success
+    return std::nullopt;
+  }
+  return loaded_from(mod, f.key);
+}
+
+std::optional<LoadedFile> UserSymbols::Impl::loaded_from(Dwfl_Module* mod,
+                                                         const std::optional<FileKey>& key) {
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(mod, &bias);
+  size_t n = 0;
+  if (elf == nullptr || elf_getphdrnum(elf, &n) != 0) return std::nullopt;
+  LoadedFile lf;
+  for (size_t i = 0; i < n; ++i) {
+    GElf_Phdr ph;
+    if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD)
+      lf.segments.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0});
+  }
+  const unsigned char* bits = nullptr;
+  GElf_Addr note_vaddr;
+  int len = dwfl_module_build_id(mod, &bits, &note_vaddr);
+  if (len > 0) lf.build_id.assign(bits, bits + len);
+  if (key) lf.table = tables[*key].lock();
+  if (!lf.table) {
+    lf.table = FuncTable::build(mod, bias);
+    if (key) tables[*key] = lf.table;
+  }
+  return lf;
+}
+
+Hit UserSymbols::Impl::resolve_added(pid_t pid, uint64_t a) {
+  auto it = added.find(pid);
+  if (it == added.end()) return Hit{};
+  const auto& maps = it->second.maps;
+  auto m = std::upper_bound(maps.begin(), maps.end(), a,
+                            [](uint64_t v, const AddedMap& x) { return v < x.start; });
+  if (m == maps.begin()) return Hit{};
+  --m;
+  if (a >= m->end || !m->file) return Hit{};
+  FileRef& f = *m->file;
+  if (!f.tried) {
+    f.tried = true;
+    f.loaded = load(f);
+  }
+  if (!f.loaded || !f.loaded->table) return Hit{};
+  if (m->build_id_size != 0 &&
+      !std::equal(m->build_id.begin(), m->build_id.begin() + m->build_id_size,
+                  f.loaded->build_id.begin(), f.loaded->build_id.end()))
+    return Hit{};
+  auto vaddr = f.loaded->vaddr(a - m->start + m->pgoff);
+  if (!vaddr) return Hit{};
+  auto found = f.loaded->table->find(*vaddr);
+  if (!found) return Hit{};
+  return Hit{true, a - (*vaddr - found->rel_start), found->name, f.name};
+}
+
 UserSymbols::UserSymbols() : impl_(std::make_unique<Impl>()) {}
 UserSymbols::~UserSymbols() = default;
 
-bool UserSymbols::note_process(pid_t pid) { return impl_->get(pid).ok; }
+bool UserSymbols::note_process(pid_t pid) { return impl_->noted(impl_->proc(pid)).ok; }
 
 std::optional<Resolved> UserSymbols::lookup(pid_t pid, uint64_t addr, bool return_address) {
   if (return_address && addr == 0) return std::nullopt;
   // See KernelSymbols::lookup: the call may be a function's last instruction.
   uint64_t a = return_address ? addr - 1 : addr;
-  Proc& p = impl_->get(pid);
+  Proc& p = impl_->proc(pid);
   auto [it, fresh] = p.hits.try_emplace(a);
   if (fresh) it->second = impl_->resolve(p, a);
   const Hit& h = it->second;
@@ -452,5 +790,11 @@ std::optional<Resolved> UserSymbols::lookup(pid_t pid, uint64_t addr, bool retur
 }
 
 void UserSymbols::forget(pid_t pid) { impl_->forget(pid); }
+
+void UserSymbols::add_mapping(pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
+                              std::string_view path, const FileIdentity& id) {
+  if (len == 0 || start + len < start) return;
+  impl_->add(pid, start, start + len, pgoff, path, id);
+}
 
 }  // namespace tracekit::symbols

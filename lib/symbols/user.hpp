@@ -9,6 +9,21 @@
 // /tmp/perf-PID.map when a JIT wrote one (read at the first such lookup).
 // A file's symbol table is built once and shared by every process mapping
 // it. Not thread-safe.
+//
+// Mappings can also be learned from the kernel (add_mapping(), fed from
+// PERF_RECORD_MMAP2 by perf::ProcessEvents): that is what resolves a process
+// that lived and died between two drains of a ring, whose /proc/PID was gone
+// before note_process() could read it. For an address of pid, lookup() asks
+// in this order, the first answer wins:
+//  1. the mappings added for pid (the newest one where several overlap);
+//  2. the /proc/PID/maps capture (note_process(), or made by the first
+//     lookup that gets here), which also knows the vDSO, deleted files and
+//     other mount namespaces of a process that was alive at capture time;
+//  3. /tmp/perf-PID.map.
+// An added mapping whose file cannot be read or is not the file that was
+// mapped (see add_mapping) answers nothing and the next source is asked.
+// forget(pid) drops all three, so after an exec the new image's mappings
+// (added after the forget) replace the old ones.
 #pragma once
 
 #include <sys/types.h>
@@ -16,10 +31,19 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
+#include <string_view>
 
 #include "symbols/symbol.hpp"
 
 namespace tracekit::symbols {
+
+// How a PERF_RECORD_MMAP2 identifies a mapped file (UserSymbols::add_mapping).
+// A field left empty is not checked.
+struct FileIdentity {
+  uint64_t ino = 0;                   // inode number; 0 = unknown
+  std::span<const uint8_t> build_id;  // (attr.build_id); empty = unknown
+};
 
 class UserSymbols {
  public:
@@ -33,12 +57,38 @@ class UserSymbols {
   // when the process could not be read (already gone, no permission).
   bool note_process(pid_t pid);
 
-  // The function containing addr in pid. Notes the process first if needed.
+  // The function containing addr in pid. Notes the process first if needed
+  // and if pid's added mappings do not resolve addr.
   // return_address: look up addr-1 (offset still from addr). nullopt when
   // nothing resolves.
   std::optional<Resolved> lookup(pid_t pid, uint64_t addr, bool return_address = false);
 
-  // Forgets pid (its process exited and the pid may be reused).
+  // Records that pid mapped [start, start + len) of the file at path from
+  // file offset pgoff (an executable mapping, as PERF_RECORD_MMAP2 tells
+  // it). Later lookups of pid resolve addresses in it, address -> file
+  // offset -> ELF address (through the file's PT_LOAD segments) -> symbol,
+  // whether or not the process still exists. A newer mapping replaces the
+  // part of an older one it overlaps (MAP_FIXED, dlclose + dlopen).
+  //
+  // The path is checked now: stat() must find a regular file, with the
+  // inode id.ino when given. When that fails (the file was deleted or
+  // replaced since, or the process lives in another mount namespace) and
+  // the process still lives, the file is read at once through
+  // /proc/PID/map_files/START-END (root only), else /proc/PID/root/PATH. A
+  // mapping whose file cannot be found so, or whose path is no file
+  // ("//anon", "[heap]"), resolves nothing but still hides the older added
+  // mappings it overlaps. "[vdso]" resolves through this process's own vDSO,
+  // the same kernel's image, when the lengths agree (not a 32-bit
+  // process's). The ELF file itself is read at the first lookup that lands
+  // in it, and must then still be the file stat() saw; a build-id in id is
+  // checked then. Never fails; costs a stat() per call, and about 64 bytes
+  // per mapping until forget(pid).
+  void add_mapping(pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string_view path,
+                   const FileIdentity& id = {});
+
+  // Forgets pid: its /proc capture, its added mappings and its cached
+  // lookups (its process exec'ed, or exited and the pid may be reused).
+  // Names returned for pid are invalid afterwards.
   void forget(pid_t pid);
 
  private:
