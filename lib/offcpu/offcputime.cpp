@@ -326,6 +326,7 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.folded = opts_.folded;
   p.kernel_symbols = !opts_.user_stacks_only;
   p.unit = "off-CPU periods";
+  p.strip_tracing_frames = true;
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [this](uint32_t tid) {
     auto it = tgid_of_.find(tid);

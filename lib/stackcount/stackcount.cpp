@@ -187,6 +187,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   p.folded = m.o.folded;
   p.kernel_symbols = m.kernel_stacks;
   p.unit = "events";
+  p.strip_tracing_frames = true;
   report::print_stack_report(out, err, m.counts, m.user_syms.get(), p);
   m.counts = aggregate::StackCounts(kStacks, kKeys);
 

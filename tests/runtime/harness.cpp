@@ -228,6 +228,21 @@ void Workload::pin(int cpu) {
   if (sched_setaffinity(pid_, sizeof set, &set) != 0) throw std::runtime_error("sched_setaffinity");
 }
 
+namespace {
+
+// "tracekit_<pid>[_<n>]" of a process that still runs, other than this one:
+// another tool running at the same time, not something a test left.
+bool live_run_of_ours(const std::string& name) {
+  if (name.rfind("tracekit_", 0) != 0) return false;
+  std::string rest = name.substr(9);
+  rest = rest.substr(0, rest.find('_'));
+  if (rest.empty() || !std::all_of(rest.begin(), rest.end(), ::isdigit)) return false;
+  pid_t pid = static_cast<pid_t>(std::stol(rest));
+  return pid != getpid() && kill(pid, 0) == 0;
+}
+
+}  // namespace
+
 std::string tracefs_snapshot() {
   const std::string t = "/sys/kernel/tracing";
   std::string snap;
@@ -243,11 +258,23 @@ std::string tracefs_snapshot() {
       if (e->d_name[0] != '.') names.push_back(e->d_name);
     closedir(d);
     std::sort(names.begin(), names.end());
-    for (auto& n : names) snap += n + "\n";
+    for (auto& n : names)
+      if (!live_run_of_ours(n)) snap += n + "\n";
   }
-  for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events", "set_event",
-                        "current_tracer", "tracing_on"})
-    file(f);
+  for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events"}) {
+    std::ifstream in(t + "/" + f);
+    std::string line;
+    snap += std::string("== ") + f + "\n";
+    while (std::getline(in, line)) {
+      // "p:tracekit_123/event ...": the group names its run.
+      auto colon = line.find(':'), slash = line.find('/');
+      if (colon != std::string::npos && slash != std::string::npos && slash > colon &&
+          live_run_of_ours(line.substr(colon + 1, slash - colon - 1)))
+        continue;
+      snap += line + "\n";
+    }
+  }
+  for (const char* f : {"set_event", "current_tracer", "tracing_on"}) file(f);
   // Non-comment lines of every event's trigger file.
   if (DIR* systems = opendir((t + "/events").c_str())) {
     while (dirent* s = readdir(systems)) {

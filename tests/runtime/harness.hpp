@@ -88,7 +88,8 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 
 // What tracekit could leave behind in tracefs, as text: the instances, the
 // dynamic events, every top-level trigger and enabled event, the current
-// tracer. Two snapshots around a run must be equal.
+// tracer, leaving out other tracekit runs that are still alive. Two
+// snapshots around a run must be equal.
 std::string tracefs_snapshot();
 
 // Folded output "a;b;c 12" lines -> stack string -> count (summed when a

@@ -95,7 +95,7 @@ TEST_F(ProfileRuntime, KernelAndUserSymbolsWithDelimiter) {
   Workload w("syscalls");
   auto r = profile({"-F", "199", "-df", "-p", w.pid_str(), "3"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  unsigned long with_both = 0;
+  unsigned long with_both = 0, through_entry = 0;
   for (auto& [stack, n] : parse_folded(r.out)) {
     auto fr = frames_of(stack);
     auto dash = std::find(fr.begin(), fr.end(), "-");
@@ -103,13 +103,16 @@ TEST_F(ProfileRuntime, KernelAndUserSymbolsWithDelimiter) {
     // user side: ... main;syscall_loop ; kernel side: entry ... leaf
     EXPECT_EQ(*(dash - 1), "syscall_loop") << stack;
     EXPECT_TRUE(has_frame(fr, "main")) << stack;
-    EXPECT_TRUE(std::find(dash + 1, fr.end(), "entry_SYSCALL_64") != fr.end() ||
-                std::find(dash + 1, fr.end(), "entry_SYSCALL_64_after_hwframe") != fr.end())
-        << stack;
     for (auto it = dash + 1; it != fr.end(); ++it) EXPECT_NE(*it, "[unknown]") << stack;
+    if (std::find(dash + 1, fr.end(), "entry_SYSCALL_64") != fr.end() ||
+        std::find(dash + 1, fr.end(), "entry_SYSCALL_64_after_hwframe") != fr.end())
+      through_entry += n;
     with_both += n;
   }
   EXPECT_GT(with_both, 50u) << r.out;
+  // A sample can land where the kernel's unwinder stops early (in a
+  // retpoline thunk, say); nearly all go back to the system call entry.
+  EXPECT_GE(through_entry, with_both * 9 / 10) << r.out;
 }
 
 TEST_F(ProfileRuntime, KernelOnlyHasNoUserFrames) {

@@ -212,10 +212,12 @@ TEST_F(StackcountRuntime, SignalsAndClosedPipeLeaveTracefsClean) {
     EXPECT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(tracefs_snapshot(), before_) << "after signal " << sig;
   }
-  Workload w("stackwork", {"1", "5000"});
-  w.go();
+  // A reader that goes away: syscalls makes getppid calls until killed, so
+  // stacksnoop has lines to write after head has gone.
+  Workload loop("syscalls");
   auto r = run({"/bin/bash", "-c",
-                tool_path("stacksnoop") + " t:syscalls:sys_enter_getppid | head -2; echo ${PIPESTATUS[0]}"},
+                tool_path("stacksnoop") + " -p " + loop.pid_str() +
+                    " t:syscalls:sys_enter_getppid | head -2; echo ${PIPESTATUS[0]}"},
                60);
   EXPECT_EQ(r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1), "0\n") << r.out << r.err;
 }
