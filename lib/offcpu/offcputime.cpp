@@ -92,6 +92,7 @@ std::string header(const Options& o) {
 Tracer::Tracer(const Options& o, tracefs::EventFormat format)
     : opts_(o),
       format_(std::move(format)),
+      names_(std::make_unique<perf::TaskNames>()),
       user_syms_(std::make_unique<symbols::UserSymbols>()),
       counts_(o.stack_storage, o.hash_storage) {}
 
@@ -135,9 +136,13 @@ Result<Tracer> Tracer::start(const Options& o) {
   attr.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
   attr.watermark = 1;
   attr.wakeup_watermark = kRingPages * 4096 / 4;
+  // FORK, MMAP2: mappings of processes gone by the time their stacks are
+  // resolved.
+  perf::request_process_events(attr);
   auto events = perf::PerCpuEvents::open(attr, *cpus, -1, kRingPages);
   if (!events) return events.error();
   t.events_.emplace(std::move(*events));
+  t.process_ = std::make_unique<perf::ProcessEvents>(*t.names_, *t.user_syms_, attr);
   if (o.tid) {
     if (auto st = t.set_filter({*o.tid}); !st) return st.error();
   } else if (o.pid) {
@@ -235,13 +240,8 @@ void Tracer::consume(const perf_event_header& h, std::span<const uint8_t> rec) {
       order_.release_all([this](const SchedEvent& e) { process(e); });
       pairer_.reset();
       return;
-    case PERF_RECORD_COMM: {
-      perf::Comm c;
-      if (perf::decode_comm(rec, c) && c.exec && c.pid == c.tid)
-        user_syms_->forget(static_cast<pid_t>(c.pid));
-      return;
-    }
     default:
+      process_->handle(h, rec);  // COMM, FORK, MMAP2
       return;
   }
 }

@@ -24,6 +24,7 @@
 #include "aggregate/stack_counts.hpp"
 #include "offcpu/pairing.hpp"
 #include "perf/per_cpu.hpp"
+#include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
@@ -94,7 +95,10 @@ class Tracer {
   const struct tep_format_field* f_prev_state_ = nullptr;
   const struct tep_format_field* f_prev_comm_ = nullptr;
   std::optional<perf::PerCpuEvents> events_;
+  // Behind pointers: process_ refers to both, and a Tracer is moved.
+  std::unique_ptr<perf::TaskNames> names_;  // unused names: comms come from prev_comm
   std::unique_ptr<symbols::UserSymbols> user_syms_;
+  std::unique_ptr<perf::ProcessEvents> process_;
   aggregate::StackCounts counts_;
   Pairer pairer_;
   TimeOrder order_;

@@ -107,19 +107,24 @@ Result<Profiler> Profiler::start(const Options& o) {
   // the rest, so low rates are still read promptly.
   attr.watermark = 1;
   attr.wakeup_watermark = kRingPages * 4096 / 4;
+  // COMM, FORK, MMAP2: names, and mappings of processes that are gone by the
+  // time their samples are read.
+  perf::request_process_events(attr);
 
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
   if (!events) return events.error();
-  Profiler p(o, std::move(*events));
+  Profiler p(o, std::move(*events), attr);
   if (auto st = p.events_.enable(); !st) return st.error();
   return p;
 }
 
-Profiler::Profiler(const Options& o, perf::PerCpuEvents events)
+Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr)
     : opts_(o),
-      sample_type_(kSampleType),
+      sample_type_(attr.sample_type),
       events_(std::move(events)),
+      names_(std::make_unique<perf::TaskNames>()),
       user_syms_(std::make_unique<symbols::UserSymbols>()),
+      process_(std::make_unique<perf::ProcessEvents>(*names_, *user_syms_, attr)),
       counts_(o.stack_storage, o.hash_storage) {}
 
 bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
@@ -134,15 +139,7 @@ bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
 
 void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const uint8_t> rec) {
   if (h.type != PERF_RECORD_SAMPLE) {
-    if (names_.handle(h, rec)) {
-      // exec: the process has new mappings; note them again when next seen.
-      perf::Comm c;
-      if (perf::decode_comm(rec, c)) user_syms_->forget(static_cast<pid_t>(c.pid));
-    } else if (h.type == PERF_RECORD_FORK) {
-      perf::Task t;
-      // A new process may reuse the PID of one seen earlier.
-      if (perf::decode_task(rec, t) && t.pid == t.tid) user_syms_->forget(static_cast<pid_t>(t.pid));
-    }
+    process_->handle(h, rec);
     return;
   }
   perf::Sample s;
@@ -155,7 +152,7 @@ void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const 
   std::optional<std::span<const uint64_t>> kernel, user;
   if (!opts_.user_only) kernel = chains.kernel;
   if (!opts_.kernel_only) user = chains.user;
-  counts_.add(s.pid, names_.comm(s.pid, s.tid, s.cpu), kernel, user, 1);
+  counts_.add(s.pid, names_->comm(s.pid, s.tid, s.cpu), kernel, user, 1);
 }
 
 void Profiler::poll(int timeout_ms) {

@@ -17,6 +17,7 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "perf/per_cpu.hpp"
+#include "perf/process_events.hpp"
 #include "perf/task_names.hpp"
 #include "symbols/user.hpp"
 #include "util/result.hpp"
@@ -63,15 +64,17 @@ class Profiler {
   uint64_t samples() const { return samples_; }
 
  private:
-  Profiler(const Options& o, perf::PerCpuEvents events);
+  Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr);
   void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec);
   bool wanted(uint32_t pid, uint32_t tid) const;
 
   Options opts_;
   uint64_t sample_type_;
   perf::PerCpuEvents events_;
-  perf::TaskNames names_;
-  std::unique_ptr<symbols::UserSymbols> user_syms_;  // not movable itself
+  // Behind pointers: process_ refers to both, and a Profiler is moved.
+  std::unique_ptr<perf::TaskNames> names_;
+  std::unique_ptr<symbols::UserSymbols> user_syms_;
+  std::unique_ptr<perf::ProcessEvents> process_;
   aggregate::StackCounts counts_;
   uint64_t samples_ = 0;
 };

@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "ftrace/reader.hpp"
+#include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
@@ -32,6 +33,7 @@ struct Counter::Impl {
   std::optional<stacks::PerfCapture> perf;
   std::unique_ptr<symbols::UserSymbols> user_syms = std::make_unique<symbols::UserSymbols>();
   perf::TaskNames names;
+  std::unique_ptr<perf::ProcessEvents> process;  // perf backend: COMM, FORK, MMAP2
   std::unordered_map<uint32_t, uint32_t> tgid_cache;
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
@@ -65,7 +67,10 @@ struct Counter::Impl {
   }
 
   void on_perf(const perf_event_header& h, std::span<const uint8_t> rec) {
-    if (h.type != PERF_RECORD_SAMPLE) return;
+    if (h.type != PERF_RECORD_SAMPLE) {
+      process->handle(h, rec);
+      return;
+    }
     perf::Sample s;
     if (!perf::decode_sample(stacks::PerfCapture::kSampleType, rec, s)) return;
     auto chains = perf::split_callchain(s.callchain);
@@ -141,6 +146,8 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     auto c = stacks::PerfCapture::start(*impl->probes, co, want_kernel, want_user);
     if (!c) return c.error();
     impl->perf.emplace(std::move(*c));
+    impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
+                                                          impl->perf->attr());
     if (auto st = impl->perf->events().enable(); !st) return st.error();
   }
   return Counter(std::move(impl));

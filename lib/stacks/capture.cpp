@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "perf/process_events.hpp"
 #include "util/proc.hpp"
 
 namespace tracekit::stacks {
@@ -101,7 +102,12 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     a.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
+    a.sample_id_all = 1;
     if (first) {
+      // Side-band records (names, mappings of short-lived processes) from
+      // the first event only: every event sharing a ring would repeat them.
+      perf::request_process_events(a);
+      c.attr_ = a;
       auto ev = perf::PerCpuEvents::open(a, cpus, -1, 256);
       if (!ev) return ev.error();
       c.events_.emplace(std::move(*ev));

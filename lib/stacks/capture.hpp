@@ -65,10 +65,14 @@ class PerfCapture {
   PerfCapture& operator=(PerfCapture&&) = delete;
 
   perf::PerCpuEvents& events() { return *events_; }
+  // The first event's attr: the one that asks for COMM/FORK/MMAP2 records
+  // (perf::request_process_events), for perf::ProcessEvents.
+  const perf_event_attr& attr() const { return attr_; }
 
  private:
   PerfCapture() = default;
   std::optional<perf::PerCpuEvents> events_;
+  perf_event_attr attr_{};
 };
 
 }  // namespace tracekit::stacks

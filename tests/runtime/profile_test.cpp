@@ -325,3 +325,35 @@ TEST_F(ProfileRuntime, ClosedStdoutEndsQuietly) {
 
 }  // namespace
 }  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// Processes that start and exit between two reads of the rings still get
+// names and symbols (from COMM and MMAP2 records): profile samples three
+// 30 ms runs of shortlived.
+TEST_F(ProfileRuntime, ShortLivedProcessesResolve) {
+  Running p({tool_path("profile"), "-F", "999", "-f", "3"});
+  ASSERT_TRUE(wait_for_tracing(p.pid(), 1, 20));
+  for (int i = 0; i < 3; ++i) {
+    auto r = run({workload_path("shortlived")}, 30);
+    ASSERT_EQ(r.exit_code, 0);
+  }
+  auto r = p.finish(30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long burn = 0, all = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (fr[0] != "shortlived") continue;
+    all += n;
+    auto m = std::find(fr.begin(), fr.end(), "main");
+    auto b = std::find(fr.begin(), fr.end(), "shortlived_burn");
+    if (m != fr.end() && b != fr.end() && m < b) burn += n;
+  }
+  // About 90 samples of 90 ms of CPU; nearly all in shortlived_burn.
+  EXPECT_GT(burn, 30u) << r.out;
+  EXPECT_GE(burn, all * 8 / 10) << r.out;
+}
+
+}  // namespace
+}  // namespace tracekit::testing

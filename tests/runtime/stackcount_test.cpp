@@ -263,3 +263,28 @@ TEST_F(StackcountRuntime, BadInputIsRejectedClearly) {
 
 }  // namespace
 }  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// A uprobe in processes that have exited before stackcount reads their
+// events: counted, named (-P) and symbolized from COMM and MMAP2 records.
+TEST_F(StackcountRuntime, ShortLivedProcessesResolve) {
+  Running t({tool_path("stackcount"), "-P", workload_path("shortlived") + ":shortlived_burn"});
+  ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  for (int i = 0; i < 3; ++i) ASSERT_EQ(run({workload_path("shortlived"), "5"}, 30).exit_code, 0);
+  t.signal(SIGINT);
+  auto r = t.finish(30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto recs = parse_counts(r.out);
+  EXPECT_EQ(total(recs), 3u) << r.out;
+  for (auto& rec : recs) {
+    ASSERT_GE(rec.frames.size(), 2u) << r.out;
+    EXPECT_EQ(rec.frames[0], "shortlived_burn") << r.out;
+    EXPECT_EQ(rec.frames[1], "main") << r.out;
+    EXPECT_EQ(rec.process.rfind("shortlived [", 0), 0u) << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::testing
