@@ -288,3 +288,44 @@ TEST_F(StackcountRuntime, ShortLivedProcessesResolve) {
 
 }  // namespace
 }  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// -c keeps one CPU's events, in both backends: the workload runs on CPU 1.
+TEST_F(StackcountRuntime, CpuFilterKeepsOneCpu) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
+  for (const char* backend : {"ftrace", "perf"}) {
+    for (const char* cpu : {"0", "1"}) {
+      Workload w("stackwork");
+      w.pin(1);
+      auto r = trace("stackcount",
+                     {"--backend", backend, "-K", "-c", cpu, "-p", w.pid_str(),
+                      "t:syscalls:sys_enter_getppid"},
+                     w, "Hit Ctrl-C to end.\n");
+      ASSERT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(total(parse_counts(r.out)), std::string(cpu) == "1" ? kSyscalls : 0u)
+          << backend << " -c " << cpu << "\n" << r.out;
+    }
+  }
+}
+
+// -i prints a summary every interval (and resets the counts); -T stamps it.
+TEST_F(StackcountRuntime, IntervalSummariesWithTimestamps) {
+  Workload w("syscalls");
+  auto r = run({tool_path("stackcount"), "-K", "-T", "-i", "1", "-D", "2.5", "-p", w.pid_str(),
+                "t:syscalls:sys_enter_getppid"},
+               30);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long stamps = 0;
+  std::istringstream in(r.out);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.size() == 8 && line[2] == ':' && line[5] == ':') ++stamps;
+  EXPECT_EQ(stamps, 3u) << r.out;  // at 1 s, at 2 s, and the rest at the end
+  EXPECT_GE(parse_counts(r.out).size(), 3u) << r.out;
+  EXPECT_NE(r.out.find("Detaching..."), std::string::npos);
+}
+
+}  // namespace
+}  // namespace tracekit::testing
