@@ -18,15 +18,6 @@
 
 #include "workload.h"
 
-static inline __attribute__((always_inline)) long raw_syscall3(long nr, long a, long b, long c) {
-  long ret;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "0"(nr), "D"(a), "S"(b), "d"(c)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-
 __attribute__((noinline)) void sleep_known(int n, long ms) {
   for (int i = 0; i < n; i++) {
     struct timespec ts = {0, ms * 1000000L};

@@ -17,19 +17,10 @@
 
 #include "workload.h"
 
-static inline __attribute__((always_inline)) long raw_read(long fd, void* buf, long n) {
-  long ret;
-  __asm__ volatile("syscall"
-                   : "=a"(ret)
-                   : "0"((long)SYS_read), "D"(fd), "S"(buf), "d"(n)
-                   : "rcx", "r11", "memory");
-  return ret;
-}
-
 __attribute__((noinline)) long do_reads(int fd, long n) {
   char c;
   long ok = 0;
-  for (long i = 0; i < n; i++) ok += raw_read(fd, &c, 1) == 1;
+  for (long i = 0; i < n; i++) ok += raw_syscall3(SYS_read, fd, (long)&c, 1) == 1;
   return ok;
 }
 

@@ -25,14 +25,8 @@ __attribute__((noinline)) void call_known(long n) {
   for (long i = 0; i < n; i++) known_func(i);
 }
 
-static inline __attribute__((always_inline)) long raw_getppid(void) {
-  long ret;
-  __asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
-  return ret;
-}
-
 __attribute__((noinline)) void do_getppids(long n) {
-  for (long i = 0; i < n; i++) sink += raw_getppid();
+  for (long i = 0; i < n; i++) sink += raw_syscall3(SYS_getppid, 0, 0, 0);
 }
 
 int main(int argc, char** argv) {

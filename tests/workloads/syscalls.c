@@ -15,16 +15,9 @@
 
 #include "workload.h"
 
-/* always_inline: the syscall instruction must sit in syscall_loop itself. */
-static inline __attribute__((always_inline)) long raw_getppid(void) {
-  long ret;
-  __asm__ volatile("syscall" : "=a"(ret) : "0"((long)SYS_getppid) : "rcx", "r11", "memory");
-  return ret;
-}
-
 __attribute__((noinline)) long syscall_loop(long n) {
   long sum = 0;
-  for (long i = 0; i < n; i++) sum += raw_getppid();
+  for (long i = 0; i < n; i++) sum += raw_syscall3(SYS_getppid, 0, 0, 0);
   return sum;
 }
 

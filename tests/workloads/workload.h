@@ -1,5 +1,9 @@
-/* What every workload shares: a monotonic clock and the "ready PID" line
- * the test harness waits for before it starts tracing. */
+/* What every workload shares: a monotonic clock, the "ready PID" line the
+ * test harness waits for before it starts tracing, and system calls made
+ * with an inline `syscall` instruction. The raw calls are always inlined
+ * into the function under test, so that function is the user leaf of the
+ * stack (Debian's libc wrappers have no frame pointer, and a frame-pointer
+ * walk from inside them loses their caller). */
 #ifndef TRACEKIT_WORKLOAD_H
 #define TRACEKIT_WORKLOAD_H
 
@@ -16,6 +20,16 @@ static inline double now(void) {
 static inline void say_ready(void) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
+}
+
+/* syscall(nr, a, b, c), inline. */
+static inline __attribute__((always_inline)) long raw_syscall3(long nr, long a, long b, long c) {
+  long ret;
+  __asm__ volatile("syscall"
+                   : "=a"(ret)
+                   : "0"(nr), "D"(a), "S"(b), "d"(c)
+                   : "rcx", "r11", "memory");
+  return ret;
 }
 
 #endif
