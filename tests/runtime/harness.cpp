@@ -1,6 +1,7 @@
 #include "harness.hpp"
 
 #include <dirent.h>
+#include <elf.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
@@ -12,9 +13,15 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "tracefs/dynamic_events.hpp"
+#include "tracefs/instance.hpp"
+#include "tracefs/leftovers.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::testing {
 
@@ -295,6 +302,104 @@ std::string tracefs_snapshot() {
     closedir(systems);
   }
   return snap;
+}
+
+std::vector<std::string> tracefs_objects(const std::string& top, const std::set<int>& ours) {
+  namespace fs = std::filesystem;
+  auto foreign = [&](const std::string& name) {
+    // Names like "tracekit_bench_<pid>" (other tools of the project) too.
+    return name.rfind("tracekit", 0) == 0 && !ours.count(tracefs::owner_pid(name));
+  };
+  std::vector<std::string> s;
+  for (auto& e : fs::directory_iterator(top + "/instances"))
+    if (!foreign(e.path().filename())) s.push_back("instance " + e.path().filename().string());
+  std::sort(s.begin(), s.end());
+  for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events"}) {
+    const std::string text = slurp(top + "/" + f);
+    for (auto line : split(text, '\n'))
+      if (!line.empty() && !foreign(tracefs::parse_probe_line(line).group))
+        s.push_back(std::string(f) + ": " + std::string(line));
+  }
+  std::map<std::string, std::vector<std::string>> triggers;  // by event directory
+  for (auto& sys : fs::directory_iterator(top + "/events")) {
+    if (!sys.is_directory() || foreign(sys.path().filename())) continue;
+    for (auto& ev : fs::directory_iterator(sys.path())) {
+      if (!ev.is_directory()) continue;
+      const std::string text = slurp(ev.path().string() + "/trigger");
+      for (auto line : split(text, '\n'))
+        if (!tracefs::trigger_removal(line).empty())
+          triggers[ev.path().string()].push_back(std::string(line));
+    }
+  }
+  for (auto& [ev, lines] : triggers)
+    for (auto& l : lines) s.push_back("trigger " + ev + ": " + l);
+  return s;
+}
+
+std::string slurp(const std::string& path) {
+  auto t = read_file(path);
+  return t ? *t : std::string();
+}
+
+bool contains(const std::string& hay, const std::string& needle) {
+  return hay.find(needle) != std::string::npos;
+}
+
+std::optional<uint64_t> entry_offset(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  Elf64_Ehdr eh;
+  if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh)) return std::nullopt;
+  for (int i = 0; i < eh.e_phnum; ++i) {
+    Elf64_Phdr ph;
+    f.seekg(static_cast<std::streamoff>(eh.e_phoff + i * sizeof ph));
+    if (!f.read(reinterpret_cast<char*>(&ph), sizeof ph)) return std::nullopt;
+    if (ph.p_type == PT_LOAD && eh.e_entry >= ph.p_vaddr && eh.e_entry < ph.p_vaddr + ph.p_filesz)
+      return eh.e_entry - ph.p_vaddr + ph.p_offset;
+  }
+  return std::nullopt;
+}
+
+void kill_and_reap(pid_t pid) {
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
+TracingChild start_tracing_child(const std::string& top) {
+  int p[2];
+  if (pipe(p) != 0) return {};
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(p[0]);
+    std::string msg;
+    {
+      auto i = tracefs::Instance::create(top);
+      auto g = tracefs::ProbeGroup::open(top);
+      auto off = entry_offset("/bin/true");
+      if (!i || !g || !off) _exit(1);
+      auto e = g->add_uprobe("/bin/true", *off, false, "entry");
+      if (!e || !i->add_trigger("sched", "sched_switch", "stacktrace if common_pid == 1") ||
+          !i->enable_event("sched", "sched_switch") || !i->enable_event(g->name(), *e) ||
+          !i->add_trigger(g->name(), *e, "stacktrace"))
+        _exit(1);
+      msg = i->name() + " " + g->name() + " " + *e + "\n";
+      if (write(p[1], msg.data(), msg.size()) < 0) _exit(1);
+      for (;;) pause();  // SIGKILL ends it: nothing is undone
+    }
+  }
+  close(p[1]);
+  TracingChild c;
+  c.pid = pid;
+  std::string got;
+  char buf[256];
+  ssize_t n;
+  while ((n = read(p[0], buf, sizeof buf)) > 0) {
+    got.append(buf, static_cast<size_t>(n));
+    if (got.find('\n') != std::string::npos) break;
+  }
+  close(p[0]);
+  std::istringstream in(got);
+  in >> c.instance >> c.group >> c.event;
+  return c;
 }
 
 std::map<std::string, unsigned long> parse_folded(const std::string& text) {

@@ -6,7 +6,10 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -91,6 +94,40 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 // tracer, leaving out other tracekit runs that are still alive. Two
 // snapshots around a run must be equal.
 std::string tracefs_snapshot();
+
+// What tracekit could leave behind in the tracefs at tracing_dir, one entry
+// per line: the instances ("instance NAME", sorted), the probe definitions
+// ("dynamic_events: LINE", ... in list order) and the trigger lines that are
+// set on top-level events ("trigger EVENT_DIR: LINE", by event, in file
+// order). Entries named "tracekit..." (instances, probe groups, event
+// systems) whose owner pid (tracefs::owner_pid) is not in ours are left out:
+// other tracekit runs, live or killed, whose leftovers a sweep may remove
+// meanwhile. Unlike tracefs_snapshot(), for tests that sweep leftovers
+// themselves.
+std::vector<std::string> tracefs_objects(const std::string& tracing_dir, const std::set<int>& ours);
+
+// A file's content; "" when it cannot be read.
+std::string slurp(const std::string& path);
+
+bool contains(const std::string& hay, const std::string& needle);
+
+// The file offset of an ELF executable's entry point.
+std::optional<uint64_t> entry_offset(const std::string& path);
+
+// SIGKILLs pid and reaps it.
+void kill_and_reap(pid_t pid);
+
+// A child process that sets up in the tracefs at tracing_dir like a tool: an
+// instance with a stacktrace trigger on sched_switch, which it enables, and a
+// uprobe group whose probe (on /bin/true's entry) the instance enables, with
+// a trigger too. It reports the names, then waits for SIGKILL (nothing is
+// undone). pid is -1 when it could not start, instance is empty when it could
+// not set up.
+struct TracingChild {
+  pid_t pid = -1;
+  std::string instance, group, event;
+};
+TracingChild start_tracing_child(const std::string& tracing_dir);
 
 // Folded output "a;b;c 12" lines -> stack string -> count (summed when a
 // stack repeats).

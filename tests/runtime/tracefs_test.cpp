@@ -5,10 +5,8 @@
 // tests and tools running at the same time, live or killed, whose leftovers
 // a sweep here may remove) are left out of the snapshot, so that they cannot
 // make these tests fail.
-#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,11 +14,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "harness.hpp"
 #include "tracefs/dynamic_events.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/leftovers.hpp"
@@ -39,25 +37,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string slurp(const std::string& path) {
-  auto t = read_file(path);
-  return t ? *t : std::string();
-}
+using tracekit::testing::contains;
+using tracekit::testing::entry_offset;
+using tracekit::testing::kill_and_reap;
+using tracekit::testing::slurp;
+using tracekit::testing::start_tracing_child;
+using tracekit::testing::tracefs_objects;
+using tracekit::testing::TracingChild;
 
 // What the kernel's tracefs holds that a test could leave behind.
 struct Snapshot {
-  std::vector<std::string> instances, probes;
-  std::map<std::string, std::string> triggers;  // file -> lines that are set
+  std::vector<std::string> objects;  // tracefs_objects(): instances, probes, triggers set
   std::string sched_switch_enable, sched_switch_filter;
   bool operator==(const Snapshot&) const = default;
 };
 
 std::ostream& operator<<(std::ostream& o, const Snapshot& s) {
-  o << "instances:";
-  for (auto& i : s.instances) o << " " << i;
-  o << "\nprobes:\n";
-  for (auto& p : s.probes) o << "  " << p << "\n";
-  for (auto& [f, t] : s.triggers) o << "trigger " << f << ": " << t << "\n";
+  for (auto& l : s.objects) o << l << "\n";
   return o << "sched_switch enable " << s.sched_switch_enable << " filter "
            << s.sched_switch_filter;
 }
@@ -77,34 +73,10 @@ class TracefsRuntime : public ::testing::Test {
     EXPECT_EQ(before_, snapshot()) << "tracefs changed by the test";
   }
 
-  // Entries of other tracekit runs are someone else's business.
-  bool foreign(const std::string& name) const {
-    // Names like "tracekit_bench_<pid>" (other tools of the project) too.
-    return name.rfind("tracekit", 0) == 0 && !ours_.count(owner_pid(name));
-  }
-
+  // Entries of other tracekit runs are someone else's business: left out.
   Snapshot snapshot() const {
     Snapshot s;
-    for (auto& e : fs::directory_iterator(top_ + "/instances"))
-      if (!foreign(e.path().filename())) s.instances.push_back(e.path().filename());
-    std::sort(s.instances.begin(), s.instances.end());
-    for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events"}) {
-      const std::string text = slurp(top_ + "/" + f);
-      for (auto line : split(text, '\n'))
-        if (!line.empty() && !foreign(parse_probe_line(line).group))
-          s.probes.push_back(std::string(f) + ": " + std::string(line));
-    }
-    for (auto& sys : fs::directory_iterator(top_ + "/events")) {
-      if (!sys.is_directory() || foreign(sys.path().filename())) continue;
-      for (auto& ev : fs::directory_iterator(sys.path())) {
-        if (!ev.is_directory()) continue;
-        std::string set;
-        const std::string text = slurp(ev.path().string() + "/trigger");
-        for (auto line : split(text, '\n'))
-          if (!trigger_removal(line).empty()) set += std::string(line) + ";";
-        if (!set.empty()) s.triggers[ev.path().string()] = set;
-      }
-    }
+    s.objects = tracefs_objects(top_, ours_);
     s.sched_switch_enable = slurp(top_ + "/events/sched/sched_switch/enable");
     s.sched_switch_filter = slurp(top_ + "/events/sched/sched_switch/filter");
     return s;
@@ -119,16 +91,12 @@ using TracefsInstanceRuntime = TracefsRuntime;
 using TracefsProbeRuntime = TracefsRuntime;
 using TracefsLeftoversRuntime = TracefsRuntime;
 
-bool contains(const std::string& hay, const std::string& needle) {
-  return hay.find(needle) != std::string::npos;
-}
-
 TEST_F(TracefsInstanceRuntime, TriggerFilterAndEnableAreUndoneAndTheInstanceRemoved) {
   const std::string ev = top_ + "/events/sched/sched_switch/";
   const std::string top_trigger = slurp(ev + "trigger");
   std::vector<std::string> log;
   std::string path;
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     auto r = Instance::create(top_);
     ASSERT_TRUE(r) << r.error().str();
@@ -151,7 +119,7 @@ TEST_F(TracefsInstanceRuntime, TriggerFilterAndEnableAreUndoneAndTheInstanceRemo
     record_writes(&log);
   }
   record_writes(nullptr);
-  std::string err = testing::internal::GetCapturedStderr();
+  std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(err, "");  // every undo step and the rmdir succeeded
   EXPECT_FALSE(fs::exists(path));
   const std::string e = path + "/events/sched/sched_switch/";
@@ -233,7 +201,7 @@ TEST_F(TracefsInstanceRuntime, FunctionTracerRefusalIsClear) {
 TEST_F(TracefsInstanceRuntime, AnOpenBufferMakesRemovalBusy) {
   std::string path;
   int fd = -1;
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   {
     auto r = Instance::create(top_);
     ASSERT_TRUE(r);
@@ -241,7 +209,7 @@ TEST_F(TracefsInstanceRuntime, AnOpenBufferMakesRemovalBusy) {
     fd = open((path + "/per_cpu/cpu0/trace_pipe_raw").c_str(), O_RDONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);
   }
-  std::string err = testing::internal::GetCapturedStderr();
+  std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(contains(err, "tracekit: cleanup: cannot remove tracefs instance: " + path +
                                 ": Device or resource busy"))
       << err;
@@ -265,21 +233,6 @@ std::pair<std::string, uint64_t> file_offset_of(const void* addr) {
     if (lo && hi && a >= *lo && a < *hi) return {path, a - *lo + *parse_hex<uint64_t>(off)};
   }
   return {"", 0};
-}
-
-// The file offset of an ELF executable's entry point.
-std::optional<uint64_t> entry_offset(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  Elf64_Ehdr eh;
-  if (!f.read(reinterpret_cast<char*>(&eh), sizeof eh)) return std::nullopt;
-  for (int i = 0; i < eh.e_phnum; ++i) {
-    Elf64_Phdr ph;
-    f.seekg(static_cast<std::streamoff>(eh.e_phoff + i * sizeof ph));
-    if (!f.read(reinterpret_cast<char*>(&ph), sizeof ph)) return std::nullopt;
-    if (ph.p_type == PT_LOAD && eh.e_entry >= ph.p_vaddr && eh.e_entry < ph.p_vaddr + ph.p_filesz)
-      return eh.e_entry - ph.p_vaddr + ph.p_offset;
-  }
-  return std::nullopt;
 }
 
 size_t count_lines_with(const std::string& text, const std::string& needle) {
@@ -379,9 +332,9 @@ TEST_F(TracefsProbeRuntime, AProbeEnabledInAnInstanceCannotBeRemoved) {
   auto i = Instance::create(top_);
   ASSERT_TRUE(i);
   ASSERT_TRUE(i->enable_event(group, *e));
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   g.reset();  // the wrong order: the instance still enables the probe
-  std::string err = testing::internal::GetCapturedStderr();
+  std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_TRUE(contains(err, "tracekit: cleanup: cannot write \"-:" + group + "/entry\": " + top_ +
                                 "/dynamic_events: Device or resource busy"))
       << err;
@@ -429,59 +382,8 @@ TEST_F(TracefsProbeRuntime, TwoGroupsInOneProcess) {
   EXPECT_TRUE(fs::exists(top_ + "/events/" + b->name() + "/entry"));
 }
 
-// A child that sets up like a tool (instance, sched_switch with a stacktrace
-// trigger, a uprobe group enabled in the instance), reports the names on a
-// pipe, and waits to be killed.
-struct Child {
-  pid_t pid = -1;
-  std::string instance, group, event;
-};
-
-Child start_tracing_child(const std::string& top) {
-  int p[2];
-  if (pipe(p) != 0) return {};
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(p[0]);
-    std::string msg;
-    {
-      auto i = Instance::create(top);
-      auto g = ProbeGroup::open(top);
-      auto off = entry_offset("/bin/true");
-      if (!i || !g || !off) _exit(1);
-      auto e = g->add_uprobe("/bin/true", *off, false, "entry");
-      if (!e || !i->add_trigger("sched", "sched_switch", "stacktrace if common_pid == 1") ||
-          !i->enable_event("sched", "sched_switch") || !i->enable_event(g->name(), *e) ||
-          !i->add_trigger(g->name(), *e, "stacktrace"))
-        _exit(1);
-      msg = i->name() + " " + g->name() + " " + *e + "\n";
-      if (write(p[1], msg.data(), msg.size()) < 0) _exit(1);
-      for (;;) pause();  // SIGKILL ends it: nothing is undone
-    }
-  }
-  close(p[1]);
-  Child c;
-  c.pid = pid;
-  std::string got;
-  char buf[256];
-  ssize_t n;
-  while ((n = read(p[0], buf, sizeof buf)) > 0) {
-    got.append(buf, static_cast<size_t>(n));
-    if (got.find('\n') != std::string::npos) break;
-  }
-  close(p[0]);
-  std::istringstream in(got);
-  in >> c.instance >> c.group >> c.event;
-  return c;
-}
-
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-}
-
 TEST_F(TracefsLeftoversRuntime, AKilledRunsInstanceAndProbesAreRemoved) {
-  Child c = start_tracing_child(top_);
+  TracingChild c = start_tracing_child(top_);
   ASSERT_GT(c.pid, 0);
   ours_.insert(c.pid);
   ASSERT_FALSE(c.instance.empty()) << "the child could not set up";

@@ -6,41 +6,15 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
 #include <regex>
-#include <sstream>
 
+#include "fake_tree.hpp"
 #include "tracefs/instance.hpp"
 
 namespace tracekit::tracefs {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A temp directory with events/ in it, removed at the end.
-class FakeTree {
- public:
-  FakeTree() {
-    char tmpl[] = "/tmp/tracekit_fake_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    fs::create_directories(dir_ + "/events");
-  }
-  ~FakeTree() { fs::remove_all(dir_); }
-  const std::string& dir() const { return dir_; }
-  void put(const std::string& rel, const std::string& content) const {
-    fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
-    std::ofstream(dir_ + "/" + rel) << content;
-  }
-  std::string get(const std::string& rel) const {
-    std::ifstream in(dir_ + "/" + rel);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
- private:
-  std::string dir_;
-};
 
 TEST(TracefsProbeGroupTest, NamesAreOursAndDistinct) {
   FakeTree t;
@@ -213,8 +187,6 @@ TEST(TracefsProbeGroupTest, NoUprobesAndBadPaths) {
 TEST(TracefsProbeGroupTest, FailedAddIsNotRemoved) {
   FakeTree t;
   fs::create_directories(t.dir() + "/uprobe_events");  // writes fail: EISDIR
-  std::vector<std::string> log;
-  record_writes(&log);
   {
     auto r = ProbeGroup::open(t.dir());
     ASSERT_TRUE(r);
@@ -223,9 +195,8 @@ TEST(TracefsProbeGroupTest, FailedAddIsNotRemoved) {
     EXPECT_EQ(u.error().err, EISDIR);
     EXPECT_TRUE(r->events().empty());
   }
-  record_writes(nullptr);
-  ASSERT_EQ(log.size(), 1u);  // the add, and no removal
-  EXPECT_EQ(log[0].rfind("append " + t.dir() + "/uprobe_events p:", 0), 0u) << log[0];
+  ASSERT_EQ(t.log.size(), 1u);  // the add, and no removal
+  EXPECT_EQ(t.log[0].rfind("append " + t.dir() + "/uprobe_events p:", 0), 0u) << t.log[0];
 }
 
 TEST(TracefsProbeGroupTest, MovedFromGroupRemovesNothing) {

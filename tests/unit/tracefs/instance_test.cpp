@@ -8,54 +8,13 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "fake_tree.hpp"
 
 namespace tracekit::tracefs {
 namespace {
 
 namespace fs = std::filesystem;
-
-// A temp directory with instances/ in it, removed at the end; records the
-// writes made while it lives.
-class FakeTree {
- public:
-  FakeTree() {
-    char tmpl[] = "/tmp/tracekit_fake_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    fs::create_directories(dir_ + "/instances");
-    record_writes(&log);
-  }
-  ~FakeTree() {
-    record_writes(nullptr);
-    fs::remove_all(dir_);
-  }
-  const std::string& dir() const { return dir_; }
-  // Creates dir/rel (and its parents) holding content.
-  void put(const std::string& rel, const std::string& content) const {
-    fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
-    std::ofstream(dir_ + "/" + rel) << content;
-  }
-  std::string get(const std::string& rel) const {
-    std::ifstream in(dir_ + "/" + rel);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  // The log with dir() replaced by "T", so expectations read short.
-  std::vector<std::string> writes() const {
-    std::vector<std::string> out;
-    for (auto l : log) {
-      for (size_t p; (p = l.find(dir_)) != std::string::npos;) l.replace(p, dir_.size(), "T");
-      out.push_back(l);
-    }
-    return out;
-  }
-  std::vector<std::string> log;
-
- private:
-  std::string dir_;
-};
 
 using Lines = std::vector<std::string>;
 

@@ -7,9 +7,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "fake_tree.hpp"
 #include "tracefs/instance.hpp"
 
 namespace tracekit::tracefs {
@@ -18,46 +17,6 @@ namespace {
 namespace fs = std::filesystem;
 
 using Lines = std::vector<std::string>;
-
-class FakeTree {
- public:
-  FakeTree() {
-    char tmpl[] = "/tmp/tracekit_fake_XXXXXX";
-    dir_ = mkdtemp(tmpl);
-    fs::create_directories(dir_ + "/instances");
-    fs::create_directories(dir_ + "/events");
-    record_writes(&log);
-  }
-  ~FakeTree() {
-    record_writes(nullptr);
-    fs::remove_all(dir_);
-  }
-  const std::string& dir() const { return dir_; }
-  void put(const std::string& rel, const std::string& content) const {
-    fs::create_directories(fs::path(dir_ + "/" + rel).parent_path());
-    std::ofstream(dir_ + "/" + rel) << content;
-  }
-  void mkdir(const std::string& rel) const { fs::create_directories(dir_ + "/" + rel); }
-  std::string get(const std::string& rel) const {
-    std::ifstream in(dir_ + "/" + rel);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-  bool has(const std::string& rel) const { return fs::exists(dir_ + "/" + rel); }
-  std::vector<std::string> writes() const {
-    std::vector<std::string> out;
-    for (auto l : log) {
-      for (size_t p; (p = l.find(dir_)) != std::string::npos;) l.replace(p, dir_.size(), "T");
-      out.push_back(l);
-    }
-    return out;
-  }
-  std::vector<std::string> log;
-
- private:
-  std::string dir_;
-};
 
 const std::string kTriggerHeader =
     "# Available triggers:\n# traceon traceoff stacktrace enable_event disable_event\n";
