@@ -58,123 +58,53 @@
 # same after the run as before.
 
 set -u -o pipefail
+# what the overhead benchmarks share (tracer start/readiness/stop, lost
+# events, tracefs check, statistics): bench/lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; }
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=${1:-${ROUNDS:-5}}
 LOOPS=${LOOPS:-100000}
 BENCH_CPU=${BENCH_CPU:-0}
 CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf"}
 OFFCPUTIME=${OFFCPUTIME:-$REPO/build/bin/offcputime}
 RESULTS=${RESULTS:-}
-READY_TIMEOUT=${READY_TIMEOUT:-30}
-STOP_TIMEOUT=${STOP_TIMEOUT:-300}
 BT_PROG='tracepoint:sched:sched_switch { @[kstack, ustack, comm] = count(); }'
 
-die() { echo "offcputime_overhead: $*" >&2; exit 1; }
-log() { echo "$*" >&2; }
-
-[[ $ROUNDS =~ ^[1-9][0-9]*$ ]] || die "ROUNDS must be a positive integer (got '$ROUNDS')"
-[[ $LOOPS =~ ^[1-9][0-9]*$ ]] || die "LOOPS must be a positive integer (got '$LOOPS')"
-[[ $(id -u) -eq 0 ]] || die "must run as root"
+posint ROUNDS "$ROUNDS"; posint LOOPS "$LOOPS"
+need_root
 read -r -a CFGS <<<"$CONFIGS"
 ((${#CFGS[@]})) || die "CONFIGS is empty"
 
 # --- tools -----------------------------------------------------------------
-command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
-command -v taskset >/dev/null || die "taskset not found (apt-get install util-linux)"
+need_cmd perf linux-perf
+need_cmd taskset util-linux
 for c in "${CFGS[@]}"; do
   case $c in
     baseline | perf) ;;
     tracekit) [[ -x $OFFCPUTIME ]] || die "$OFFCPUTIME missing: run 'make -C $REPO all'" ;;
-    bpftrace) command -v bpftrace >/dev/null || die "bpftrace not found (apt-get install bpftrace)" ;;
+    bpftrace) need_cmd bpftrace bpftrace ;;
     *) die "unknown config '$c' (baseline tracekit bpftrace perf)" ;;
   esac
 done
 perf bench sched pipe -h >/dev/null 2>&1 || perf bench sched pipe -l 10 >/dev/null 2>&1 ||
   die "'perf bench sched pipe' does not run"
-
-# --- syscall numbers a tracer blocks in when it is waiting for events --------
-case $(uname -m) in
-  x86_64) POLL_NRS="7 271" EPOLL_NRS="232 281 441" ;;       # poll ppoll | epoll_wait epoll_pwait epoll_pwait2
-  aarch64 | riscv64) POLL_NRS="73" EPOLL_NRS="22 441" ;;    # ppoll | epoll_pwait epoll_pwait2
-  *) die "unsupported architecture $(uname -m) (add its poll/epoll syscall numbers)" ;;
-esac
+poll_syscalls || die "unsupported architecture $(uname -m) (add its poll/epoll syscall numbers)"
 
 # --- temp dir, cleanup -------------------------------------------------------
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/offcpu-overhead.XXXXXX") || die "mktemp failed"
-TPID=""   # tracer currently running (started by us)
+bench_tmpdir offcpu-overhead
 BPID=""   # benchmark currently running (started by us)
+# shellcheck disable=SC2317  # invoked from cleanup
+stop_workload() { [[ -n $BPID ]] && stop_pid "$BPID" 5; }
 
-stop_pid() { # pid timeout: SIGINT, then SIGTERM, then SIGKILL, by PID only
-  local pid=$1 t=$2 i
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
-  kill -INT "$pid" 2>/dev/null
-  for ((i = 0; i < t * 10; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "  pid $pid did not exit ${t}s after SIGINT: SIGTERM"
-    kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && { log "  pid $pid: SIGKILL"; kill -KILL "$pid" 2>/dev/null; }
-  fi
-  wait "$pid" 2>/dev/null
-}
-
-# shellcheck disable=SC2317  # invoked from the EXIT trap
-cleanup() {
-  trap - EXIT INT TERM
-  [[ -n $BPID ]] && stop_pid "$BPID" 5
-  [[ -n $TPID ]] && stop_pid "$TPID" 30
-  if [[ -n ${KEEP_TMP:-} ]]; then log "temp dir kept: $TMP"; else rm -rf "$TMP"; fi
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-# --- tracefs state (to check it is left as found) ----------------------------
-TRACEFS=/sys/kernel/tracing
-[[ -e $TRACEFS/events ]] || TRACEFS=/sys/kernel/debug/tracing
-tracefs_state() {
-  local f
-  [[ -d $TRACEFS ]] || { echo "no tracefs"; return; }
-  echo "instances: $(find "$TRACEFS/instances" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null | tr ' ' '\n' | sort | tr '\n' ' ')"
-  for f in kprobe_events uprobe_events dynamic_events set_event tracing_on current_tracer; do
-    [[ -r $TRACEFS/$f ]] && { echo "== $f"; cat "$TRACEFS/$f" 2>/dev/null; }
-  done
-}
-
-# --- helpers -----------------------------------------------------------------
-perf_fds() { # number of perf_event fds PID holds
-  local f n=0
-  for f in /proc/"$1"/fd/*; do [[ $(readlink "$f" 2>/dev/null) == 'anon_inode:[perf_event]' ]] && ((n++)); done
-  echo "$n"
-}
-main_syscall() { local nr rest; read -r nr rest <"/proc/$1/syscall" 2>/dev/null && echo "$nr"; }
-# in_list WORD LIST...: is WORD one of the whitespace-separated words of LIST
-# shellcheck disable=SC2048
-in_list() { local x=$1 y; shift; for y in $*; do [[ $x == "$y" ]] && return 0; done; return 1; }
-
-now_ms() { date +%s%3N; }
-
-# wait_ready CFG: 0 when the tracer $TPID is tracing, 1 if it died or timed out.
-wait_ready() {
-  local cfg=$1 deadline nr
-  deadline=$(($(now_ms) + READY_TIMEOUT * 1000))
-  while (($(now_ms) < deadline)); do
-    kill -0 "$TPID" 2>/dev/null || return 1
-    if (($(perf_fds "$TPID") > 0)); then
-      nr=$(main_syscall "$TPID")
-      case $cfg in
-        tracekit) in_list "$nr" "$POLL_NRS" && return 0 ;;
-        perf) in_list "$nr" "$POLL_NRS" && return 0 ;;
-        bpftrace) grep -q '^Attaching ' "$TMP/tracer.out" 2>/dev/null &&
-          in_list "$nr" "$EPOLL_NRS $POLL_NRS" && return 0 ;;
-      esac
-    fi
-    sleep 0.02
-  done
-  return 1
+# --- tracers -----------------------------------------------------------------
+tracer_ready() { # CFG: is $TPID tracing
+  case $1 in
+    tracekit | perf) ready_perf ;; # perf_event fds open, blocked in poll/ppoll
+    bpftrace) ready_bpftrace ;;
+  esac
 }
 
 start_tracer() { # cfg -> TPID
@@ -191,40 +121,21 @@ start_tracer() { # cfg -> TPID
 
 # lost_events CFG -> "LOST<TAB>NOTES" (after the tracer exited)
 lost_events() {
-  local cfg=$1 err=$TMP/tracer.err lost=0 notes="" n
-  case $cfg in
+  local err=$TMP/tracer.err lost notes="" n
+  case $1 in
     tracekit)
-      lost=$(sed -n 's/^WARNING: \([0-9]*\) scheduler events lost.*/\1/p' "$err" | awk '{s+=$1} END{print s+0}')
-      n=$(sed -n 's/^WARNING: \([0-9]*\) off-CPU periods dropped.*/\1/p' "$err" | awk '{s+=$1} END{print s+0}')
+      lost=$(sum_matches '^WARNING: \([0-9]*\) scheduler events lost.*' "$err")
+      n=$(sum_matches '^WARNING: \([0-9]*\) off-CPU periods dropped.*' "$err")
       ((n)) && notes+="dropped=$n "
-      n=$(sed -n 's/^WARNING: \([0-9]*\) stack traces lost.*/\1/p' "$err" | awk '{s+=$1} END{print s+0}')
+      n=$(sum_matches '^WARNING: \([0-9]*\) stack traces lost.*' "$err")
       ((n)) && notes+="stacks_missing=$n "
-      n=$(sed -n 's/^WARNING: \([0-9]*\) records could not be decoded.*/\1/p' "$err" | awk '{s+=$1} END{print s+0}')
+      n=$(sum_matches '^WARNING: \([0-9]*\) records could not be decoded.*' "$err")
       ((n)) && notes+="undecodable=$n "
+      printf '%s\t%s\n' "$lost" "${notes% }"
       ;;
-    bpftrace)
-      lost=$(grep -o 'Lost [0-9]* events' "$err" "$TMP/tracer.out" 2>/dev/null | awk '{s+=$2} END{print s+0}')
-      n=$(grep -c 'failed to look up stack id' "$err")
-      ((n)) && notes+="stackid_errors=$n "
-      ;;
-    perf)
-      local stats chunks
-      stats=$(perf report -i "$TMP/perf.data" --stats 2>&1)
-      chunks=$(awk '/^ *LOST events:/ {print $3; exit}' <<<"$stats")
-      # per-event sections ("<event> stats:") carry the lost-sample totals
-      lost=$(awk '/stats:$/ {per = ($0 !~ /Aggregated/)} per && /LOST_SAMPLES events:/ {s += $3; seen = 1}
-                  END {print seen ? s : "none"}' <<<"$stats")
-      if [[ $lost == none ]]; then
-        lost=0
-        if ((${chunks:-0} > 0)); then
-          lost=$(perf report -D -i "$TMP/perf.data" 2>/dev/null |
-            awk '/PERF_RECORD_LOST: / {n = $NF; sub(/.*:/, "", n); s += n} END{print s+0}')
-        fi
-      fi
-      ((${chunks:-0})) && notes+="lost_chunks=$chunks "
-      ;;
+    bpftrace) lost_bpftrace ;;
+    perf) lost_perf "$(perf_stats)" ;;
   esac
-  printf '%s\t%s\n' "$lost" "${notes% }"
 }
 
 # run_bench -> US = usecs/op, or empty on failure (no subshell: BPID stays visible to cleanup)
@@ -237,30 +148,15 @@ run_bench() {
   US=$(awk '/usecs\/op/ {print $1; exit}' "$TMP/bench.out")
 }
 
-tracer_error() { # first meaningful line of the tracer's stderr
-  local l
-  l=$(grep -v -e RLIMIT_MEMLOCK -e '^$' "$TMP/tracer.err" | grep -m1 -i -e error -e fail -e cannot -e 'not ')
-  [[ -n $l ]] || l=$(grep -v '^$' "$TMP/tracer.err" | tail -n 1)
-  echo "${l:-exited before it was tracing}"
-}
-
-load_line() { echo "loadavg $(cut -d' ' -f1-3 /proc/loadavg)"; }
-busy_procs() { # processes using >= 10% CPU (not ours)
-  ps -eo pid=,pcpu=,comm= --sort=-pcpu | awk -v me=$$ '$1 != me && $2 >= 10 {printf "%s(%s, %s%%) ", $3, $1, $2}'
-}
-
 # --- run -----------------------------------------------------------------------
 if in_list tracekit "${CFGS[*]}"; then
-  cp "$OFFCPUTIME" "$TMP/offcputime" || die "cannot copy $OFFCPUTIME"
-  "$TMP/offcputime" -h >/dev/null 2>&1 || die "$OFFCPUTIME -h fails"
+  copy_tool "$OFFCPUTIME" offcputime
 fi
 
 TRACEFS_BEFORE=$(tracefs_state)
-START_LOAD=$(load_line)
-START_BUSY=$(busy_procs)
 log "offcputime overhead: ${ROUNDS} rounds, perf bench sched pipe -l $LOOPS on CPU $BENCH_CPU, $(nproc) CPUs, $(uname -r)"
 log "configs: ${CFGS[*]}"
-log "start: $START_LOAD; busy: ${START_BUSY:-none}"
+load_start
 if pgrep -x qemu-system-x86 >/dev/null 2>&1 || pgrep -f '^qemu-system' >/dev/null 2>&1; then
   log "WARNING: a qemu-system process is running; numbers will be noisy"
 fi
@@ -272,34 +168,20 @@ for c in "${CFGS[@]}"; do VALS[$c]=""; LOST[$c]=0; LOSTMAX[$c]=0; NOTES[$c]=""; 
 # warm-up (discarded): page cache, perf binary
 run_bench
 
-n=${#CFGS[@]}
 for ((r = 1; r <= ROUNDS; r++)); do
-  order=()
-  off=$(((r - 1) % n))
-  for ((i = 0; i < n; i++)); do order+=("${CFGS[(off + i) % n]}"); done
-  if ((((r - 1) / n) % 2)); then # reverse every other cycle
-    rev=(); for ((i = n - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}")
-  fi
-  log "round $r/$ROUNDS: ${order[*]}"
-  for cfg in "${order[@]}"; do
+  round_order "$r" "${CFGS[@]}"
+  log "round $r/$ROUNDS: ${ORDER[*]}"
+  for cfg in "${ORDER[@]}"; do
     status=ok lost="" notes="" us=""
     if [[ $cfg == baseline ]]; then
       run_bench; us=$US
     else
-      start_tracer "$cfg"
-      if ! wait_ready "$cfg"; then
-        status=failed
-        stop_pid "$TPID" 10; TPID=""
-        FAILMSG[$cfg]=$(tracer_error)
+      run_traced "$cfg" "the benchmark" run_bench; rc=$?
+      if ((rc == 1)); then
+        status=failed FAILMSG[$cfg]=$TRACER_ERR
       else
-        run_bench; us=$US
-        if ! kill -0 "$TPID" 2>/dev/null; then
-          status=failed; FAILMSG[$cfg]="tracer exited during the benchmark: $(tracer_error)"
-          wait "$TPID" 2>/dev/null
-        else
-          stop_pid "$TPID" "$STOP_TIMEOUT"
-        fi
-        TPID=""
+        us=$US
+        ((rc == 2)) && status=failed FAILMSG[$cfg]=$TRACER_ERR
         IFS=$'\t' read -r lost notes < <(lost_events "$cfg")
       fi
       rm -f "$TMP/perf.data" "$TMP/perf.data.old" "$TMP/tracer.out"
@@ -320,47 +202,30 @@ for ((r = 1; r <= ROUNDS; r++)); do
   done
 done
 
-END_LOAD=$(load_line)
-END_BUSY=$(busy_procs)
+load_end
 
 # --- summary -------------------------------------------------------------------
-stats() { # values... -> "median min max count"
-  printf '%s\n' "$@" | sort -g | awk 'NF {v[++n] = $1} END {
-    if (n == 0) { print "- - - 0"; exit }
-    m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    printf "%.3f %.3f %.3f %d\n", m, v[1], v[n], n }'
-}
-sum_notes() { # "k=v k=v;k=v;" -> "k=sum ..."
-  tr ';[:blank:]' '\n' <<<"$1" | awk -F= 'NF == 2 {s[$1] += $2; if (!($1 in o)) o[$1] = ++n}
-    END {for (k in o) out[o[k]] = k "=" s[k]; for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), out[i]}'
-}
-
 base_med=""
-if in_list baseline "${CFGS[*]}"; then
-  # VALS[...] are space-separated lists: split on purpose
-  # shellcheck disable=SC2086
-  read -r base_med _ <<<"$(stats ${VALS[baseline]})"
-  [[ $base_med == - ]] && base_med=""
-fi
+# VALS[...] are space-separated lists: split on purpose
+# shellcheck disable=SC2086
+in_list baseline "${CFGS[*]}" && base_med=$(median 3 ${VALS[baseline]})
 
 echo
 echo "offcputime overhead: perf bench sched pipe -l $LOOPS pinned to CPU $BENCH_CPU; $ROUNDS rounds, interleaved; $(nproc) CPUs, kernel $(uname -r)"
-echo "load: start $START_LOAD (busy: ${START_BUSY:-none}); end $END_LOAD (busy: ${END_BUSY:-none})"
+load_summary
 echo
 printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' config runs "median" min max "slowdown" "lost sum/max" notes
 printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "per run" ""
 for c in "${CFGS[@]}"; do
   # shellcheck disable=SC2086
-  read -r med mn mx cnt <<<"$(stats ${VALS[$c]})"
+  read -r med mn mx cnt <<<"$(stats 3 ${VALS[$c]})"
   if ((cnt == 0)); then
     printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "$c" 0 - - - - - "unavailable: ${FAILMSG[$c]}"
     continue
   fi
   if [[ $c == baseline ]]; then slow="1.00x"; lost_s="-"
   else
-    if [[ -n $base_med ]]; then
-      slow=$(awk -v a="$med" -v b="$base_med" 'BEGIN {printf "%.2fx (%+.0f%%)", a / b, (a / b - 1) * 100}')
-    else slow="-"; fi
+    if [[ -n $base_med ]]; then slow=$(slowdown "$med" "$base_med"); else slow="-"; fi
     lost_s="${LOST[$c]}/${LOSTMAX[$c]}"
   fi
   note=$(sum_notes "${NOTES[$c]}")
@@ -368,22 +233,6 @@ for c in "${CFGS[@]}"; do
   printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$lost_s" "$note"
 done
 
-TRACEFS_AFTER=$(tracefs_state)
 echo
-if [[ $TRACEFS_BEFORE == "$TRACEFS_AFTER" ]]; then
-  echo "tracefs: unchanged (instances, kprobe/uprobe/dynamic events, set_event, tracing_on, current_tracer)"
-else
-  # none of the three tracers writes to tracefs (they use perf_event_open), so
-  # a difference normally comes from something else running on the machine
-  echo "tracefs: CHANGED during the run (by this run or by another process):"
-  diff <(echo "$TRACEFS_BEFORE") <(echo "$TRACEFS_AFTER") | sed 's/^/  /'
-  # tracekit names its instances/groups tracekit_<pid>[_n]: say whose they are
-  for w in $TRACEFS_AFTER; do
-    [[ $w =~ ^tracekit_([0-9]+) ]] || continue
-    pid=${BASH_REMATCH[1]}
-    if [[ -r /proc/$pid/cmdline ]]; then
-      echo "  $w: belongs to running pid $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline | cut -c1-80)), not started by this script"
-    fi
-  done
-fi
+tracefs_report "$TRACEFS_BEFORE" "$(tracefs_state)"
 exit 0

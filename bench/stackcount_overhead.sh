@@ -98,11 +98,13 @@
 # current_tracer) is the same after the run as before.
 
 set -u -o pipefail
+# what the overhead benchmarks share (tracer start/readiness/stop, lost
+# events, tracefs check, statistics): bench/lib.sh
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; }
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
-REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 ROUNDS=${1:-${ROUNDS:-5}}
 CALLS=${CALLS:-1000000}
 BENCH_CPU=${BENCH_CPU:-0}
@@ -115,21 +117,15 @@ RATE_REPS=${RATE_REPS:-3}
 STACKCOUNT=${STACKCOUNT:-$REPO/build/bin/stackcount}
 RESULTS=${RESULTS:-}
 QEMU_WAIT=${QEMU_WAIT:-600}
-READY_TIMEOUT=${READY_TIMEOUT:-30}
-STOP_TIMEOUT=${STOP_TIMEOUT:-300}
 TP=syscalls:sys_enter_getppid
 BT_PROG="t:$TP { @[kstack] = count(); }"
 LOOP_FN=bench_getppid_loop
 
-die() { echo "stackcount_overhead: $*" >&2; exit 1; }
-log() { echo "$*" >&2; }
-
-posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer (got '$2')"; }
 posint ROUNDS "$ROUNDS"; posint CALLS "$CALLS"; posint RATE_SECS "$RATE_SECS"
 posint MAX_CALLS "$MAX_CALLS"; posint RATE_REPS "$RATE_REPS"
 [[ $BENCH_CPU =~ ^[0-9]+$ ]] || die "BENCH_CPU must be a CPU number (got '$BENCH_CPU')"
 [[ $QEMU_WAIT =~ ^[0-9]+$ ]] || die "QEMU_WAIT must be a number of seconds (got '$QEMU_WAIT')"
-[[ $(id -u) -eq 0 ]] || die "must run as root"
+need_root
 read -r -a CFGS <<<"$CONFIGS"
 read -r -a PARTL <<<"$PARTS"
 read -r -a LEVELS <<<"$RATES"
@@ -150,15 +146,15 @@ done
 ((RUN_TPUT == 0)) || ((${#LEVELS[@]})) || die "RATES is empty"
 
 # --- tools -----------------------------------------------------------------
-command -v taskset >/dev/null || die "taskset not found (apt-get install util-linux)"
-command -v gcc >/dev/null || die "gcc not found (apt-get install gcc)"
+need_cmd taskset util-linux
+need_cmd gcc gcc
 need_sc=$RUN_TPUT
 for c in "${CFGS[@]}"; do
   case $c in
     baseline) ;;
     stackcount-K | stackcount) need_sc=1 ;;
-    bpftrace) command -v bpftrace >/dev/null || die "bpftrace not found (apt-get install bpftrace)" ;;
-    perf) command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)" ;;
+    bpftrace) need_cmd bpftrace bpftrace ;;
+    perf) need_cmd perf linux-perf ;;
     *) die "unknown config '$c' (baseline stackcount-K stackcount bpftrace perf)" ;;
   esac
 done
@@ -167,53 +163,19 @@ if ((need_sc)); then
 fi
 taskset -c "$BENCH_CPU" true 2>/dev/null || die "cannot pin to CPU $BENCH_CPU"
 
-# --- syscall numbers a tracer blocks in when it is waiting for events --------
-case $(uname -m) in
-  x86_64) POLL_NRS="7 271" EPOLL_NRS="232 281 441" ;;       # poll ppoll | epoll_wait epoll_pwait epoll_pwait2
-  *) die "unsupported architecture $(uname -m): the loop uses the x86-64 syscall instruction" ;;
-esac
+[[ $(uname -m) == x86_64 ]] ||
+  die "unsupported architecture $(uname -m): the loop uses the x86-64 syscall instruction"
+poll_syscalls
 
 # --- temp dir, cleanup -------------------------------------------------------
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/stackcount-overhead.XXXXXX") || die "mktemp failed"
-TPID=""    # tracer currently running (started by us)
+bench_tmpdir stackcount-overhead
 BPIDS=()   # loop processes currently running (started by us)
-
-stop_pid() { # pid timeout: SIGINT, then SIGTERM, then SIGKILL, by PID only
-  local pid=$1 t=$2 i
-  kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }
-  kill -INT "$pid" 2>/dev/null
-  for ((i = 0; i < t * 10; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-  if kill -0 "$pid" 2>/dev/null; then
-    log "  pid $pid did not exit ${t}s after SIGINT: SIGTERM"
-    kill -TERM "$pid" 2>/dev/null
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && { log "  pid $pid: SIGKILL"; kill -KILL "$pid" 2>/dev/null; }
-  fi
-  wait "$pid" 2>/dev/null
-}
-
-# shellcheck disable=SC2317  # invoked from the EXIT trap
-cleanup() {
-  trap - EXIT INT TERM
+# shellcheck disable=SC2317  # invoked from cleanup
+stop_workload() {
   local p
   for p in "${BPIDS[@]}"; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
-  [[ -n $TPID ]] && stop_pid "$TPID" 30
-  if [[ -n ${KEEP_TMP:-} ]]; then log "temp dir kept: $TMP"; else rm -rf "$TMP"; fi
 }
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
 
-# --- tracefs state (to check it is left as found) ----------------------------
-TRACEFS=/sys/kernel/tracing
-[[ -e $TRACEFS/events ]] || TRACEFS=/sys/kernel/debug/tracing
-tracefs_state() {
-  local f
-  [[ -d $TRACEFS ]] || { echo "no tracefs"; return; }
-  echo "instances: $(find "$TRACEFS/instances" -mindepth 1 -maxdepth 1 -printf '%f ' 2>/dev/null | tr ' ' '\n' | sort | tr '\n' ' ')"
-  for f in kprobe_events uprobe_events dynamic_events set_event tracing_on current_tracer; do
-    [[ -r $TRACEFS/$f ]] && { echo "== $f"; cat "$TRACEFS/$f" 2>/dev/null; }
-  done
-}
 # instances / groups named after a pid that we started (tracekit_<pid>[_n])
 our_instances() {
   local pids=" $* " w
@@ -222,39 +184,17 @@ our_instances() {
   done < <(find "$TRACEFS/instances" -mindepth 1 -maxdepth 1 -printf '%f\n' 2>/dev/null)
 }
 
-# --- helpers -----------------------------------------------------------------
-perf_fds() { # number of perf_event fds PID holds
-  local f n=0
-  for f in /proc/"$1"/fd/*; do [[ $(readlink "$f" 2>/dev/null) == 'anon_inode:[perf_event]' ]] && ((n++)); done
-  echo "$n"
-}
-main_syscall() { local nr rest; read -r nr rest <"/proc/$1/syscall" 2>/dev/null && echo "$nr"; }
-# in_list WORD LIST...: is WORD one of the whitespace-separated words of LIST
-# shellcheck disable=SC2048
-in_list() { local x=$1 y; shift; for y in $*; do [[ $x == "$y" ]] && return 0; done; return 1; }
-
-now_ms() { date +%s%3N; }
-
-# wait_ready CFG: 0 when the tracer $TPID is tracing, 1 if it died or timed out.
-wait_ready() {
-  local cfg=$1 deadline nr
-  deadline=$(($(now_ms) + READY_TIMEOUT * 1000))
-  while (($(now_ms) < deadline)); do
-    kill -0 "$TPID" 2>/dev/null || return 1
-    nr=$(main_syscall "$TPID")
-    case $cfg in
-      stackcount-K | stackcount)
-        # printed to stdout once its events are enabled; the ftrace backend
-        # has no perf_event fds (it polls trace_pipe_raw)
-        grep -q 'Hit Ctrl-C to end\.' "$TMP/tracer.out" 2>/dev/null &&
-          in_list "$nr" "$POLL_NRS" && return 0 ;;
-      perf) (($(perf_fds "$TPID") > 0)) && in_list "$nr" "$POLL_NRS" && return 0 ;;
-      bpftrace) grep -q '^Attaching ' "$TMP/tracer.out" 2>/dev/null &&
-        (($(perf_fds "$TPID") > 0)) && in_list "$nr" "$EPOLL_NRS $POLL_NRS" && return 0 ;;
-    esac
-    sleep 0.02
-  done
-  return 1
+# --- tracers -----------------------------------------------------------------
+tracer_ready() { # CFG: is $TPID tracing
+  case $1 in
+    stackcount-K | stackcount)
+      # printed to stdout once its events are enabled; the ftrace backend
+      # has no perf_event fds (it polls trace_pipe_raw)
+      grep -q 'Hit Ctrl-C to end\.' "$TMP/tracer.out" 2>/dev/null &&
+        in_list "$(main_syscall "$TPID")" "$POLL_NRS" ;;
+    perf) ready_perf ;;
+    bpftrace) ready_bpftrace ;;
+  esac
 }
 
 SC_PIDS=()   # every stackcount pid started (to check their tracefs instances are gone)
@@ -272,14 +212,10 @@ start_tracer() { # cfg -> TPID
   [[ $cfg == stackcount* ]] && SC_PIDS+=("$TPID")
 }
 
-sum_matches() { # sed-regex-with-one-group file -> sum of the captured numbers
-  sed -n "s/$1/\\1/p" "$2" | awk '{s += $1} END {print s + 0}'
-}
-
 # lost_events CFG -> "LOST<TAB>NOTES" (after the tracer exited)
 lost_events() {
-  local cfg=$1 err=$TMP/tracer.err lost=0 notes="" n
-  case $cfg in
+  local err=$TMP/tracer.err lost notes="" n
+  case $1 in
     stackcount-K | stackcount)
       lost=$(sum_matches '^WARNING: \([0-9]*\) events lost.*' "$err")
       n=$(sum_matches '^WARNING: \([0-9]*\) stack traces could not be displayed.*' "$err")
@@ -287,29 +223,11 @@ lost_events() {
       n=$(sum_matches '^WARNING: \([0-9]*\) events dropped: the key table.*' "$err")
       ((n)) && notes+="key_table_dropped=$n "
       grep -q '^WARNING: kernel symbols unavailable' "$err" && notes+="no_ksyms=1 "
+      printf '%s\t%s\n' "$lost" "${notes% }"
       ;;
-    bpftrace)
-      lost=$(grep -o 'Lost [0-9]* events' "$err" "$TMP/tracer.out" 2>/dev/null | awk '{s+=$2} END{print s+0}')
-      n=$(grep -c 'failed to look up stack id' "$err")
-      ((n)) && notes+="stackid_errors=$n "
-      ;;
-    perf)
-      local chunks
-      chunks=$(awk '/^ *LOST events:/ {print $3; exit}' <<<"$PERF_STATS")
-      # per-event sections ("<event> stats:") carry the lost-sample totals
-      lost=$(awk '/stats:$/ {per = ($0 !~ /Aggregated/)} per && /LOST_SAMPLES events:/ {s += $3; seen = 1}
-                  END {print seen ? s : "none"}' <<<"$PERF_STATS")
-      if [[ $lost == none ]]; then
-        lost=0
-        if ((${chunks:-0} > 0)); then
-          lost=$(perf report -D -i "$TMP/perf.data" 2>/dev/null |
-            awk '/PERF_RECORD_LOST: / {n = $NF; sub(/.*:/, "", n); s += n} END{print s+0}')
-        fi
-      fi
-      ((${chunks:-0})) && notes+="lost_chunks=$chunks "
-      ;;
+    bpftrace) lost_bpftrace ;;
+    perf) lost_perf "$PERF_STATS" ;;
   esac
-  printf '%s\t%s\n' "$lost" "${notes% }"
 }
 
 # counted_events CFG PIDS... -> "COUNTED OURS" (OURS is - when it cannot be told)
@@ -368,13 +286,6 @@ run_loop() {
   ACH=$(awk -v c="$made" -v n="$maxns" 'BEGIN {printf "%.0f", c * 1e9 / n}')
 }
 
-tracer_error() { # first meaningful line of the tracer's stderr
-  local l
-  l=$(grep -v -e RLIMIT_MEMLOCK -e '^$' "$TMP/tracer.err" | grep -m1 -i -e error -e fail -e cannot -e 'not ')
-  [[ -n $l ]] || l=$(grep -v '^$' "$TMP/tracer.err" | tail -n 1)
-  echo "${l:-exited before it was tracing}"
-}
-
 # traced_run CFG NPROD CALLS RATE: start CFG (unless baseline), run the loop,
 # stop the tracer, collect. Sets STATUS ok|failed, MADE NSPC ACH, LOST NOTES,
 # COUNTED OURS, ERRMSG.
@@ -385,48 +296,21 @@ traced_run() {
   if [[ $cfg == baseline ]]; then
     run_loop "$nprod" "$calls" "$rate"
   else
-    start_tracer "$cfg"
-    if ! wait_ready "$cfg"; then
-      STATUS=failed
-      stop_pid "$TPID" 10; TPID=""
-      ERRMSG=$(tracer_error)
+    if ! run_traced "$cfg" "the loop" run_loop "$nprod" "$calls" "$rate"; then
+      STATUS=failed ERRMSG=$TRACER_ERR
     else
-      run_loop "$nprod" "$calls" "$rate"
-      if ! kill -0 "$TPID" 2>/dev/null; then
-        STATUS=failed; ERRMSG="tracer exited during the loop: $(tracer_error)"
-        wait "$TPID" 2>/dev/null
-      else
-        stop_pid "$TPID" "$STOP_TIMEOUT"
-      fi
-      TPID=""
-      if [[ $STATUS == ok ]]; then
-        [[ $cfg == perf ]] && PERF_STATS=$(perf report -i "$TMP/perf.data" --stats 2>&1)
-        IFS=$'\t' read -r LOST NOTES < <(lost_events "$cfg")
-        # shellcheck disable=SC2086  # LPIDS: a list of pids
-        read -r COUNTED OURS < <(counted_events "$cfg" $LPIDS)
-      fi
+      [[ $cfg == perf ]] && PERF_STATS=$(perf_stats)
+      IFS=$'\t' read -r LOST NOTES < <(lost_events "$cfg")
+      # shellcheck disable=SC2086  # LPIDS: a list of pids
+      read -r COUNTED OURS < <(counted_events "$cfg" $LPIDS)
     fi
     rm -f "$TMP/perf.data" "$TMP/perf.data.old"
   fi
   [[ -n $MADE ]] || STATUS=failed
 }
 
-load_line() { echo "loadavg $(cut -d' ' -f1-3 /proc/loadavg)"; }
-busy_procs() { # processes using >= 10% CPU (not ours)
-  ps -eo pid=,pcpu=,comm= --sort=-pcpu | awk -v me=$$ '$1 != me && $2 >= 10 {printf "%s(%s, %s%%) ", $3, $1, $2}'
-}
 qemu_pids() { pgrep -f '^[^ ]*qemu-system' 2>/dev/null | tr '\n' ' '; }
 
-stats() { # values... -> "median min max count"
-  printf '%s\n' "$@" | sort -g | awk 'NF {v[++n] = $1} END {
-    if (n == 0) { print "- - - 0"; exit }
-    m = (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
-    printf "%.1f %.1f %.1f %d\n", m, v[1], v[n], n }'
-}
-sum_notes() { # "k=v k=v;k=v;" -> "k=sum ..."
-  tr ';[:blank:]' '\n' <<<"$1" | awk -F= 'NF == 2 {s[$1] += $2; if (!($1 in o)) o[$1] = ++n}
-    END {for (k in o) out[o[k]] = k "=" s[k]; for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), out[i]}'
-}
 # verdict MADE COUNTED OURS LOST -> "ok" or what is wrong (nothing lost means
 # every call of ours was counted)
 verdict() {
@@ -499,12 +383,7 @@ gcc -O2 -fno-omit-frame-pointer -o "$TMP/getppid_loop" "$TMP/getppid_loop.c" ||
   die "cannot compile the getppid loop"
 "$TMP/getppid_loop" 10 >/dev/null || die "the getppid loop does not run"
 
-if ((need_sc)); then
-  SC_BIN=$(readlink -f "$STACKCOUNT") || die "cannot resolve $STACKCOUNT"
-  cp "$SC_BIN" "$TMP/$(basename "$SC_BIN")" || die "cannot copy $SC_BIN"
-  [[ $(basename "$SC_BIN") == stackcount ]] || ln -s "$(basename "$SC_BIN")" "$TMP/stackcount"
-  "$TMP/stackcount" -h >/dev/null 2>&1 || die "$STACKCOUNT -h fails"
-fi
+((need_sc)) && copy_tool "$STACKCOUNT" stackcount
 
 # other engineers' VMs make the numbers meaningless: wait for them
 QEMU_NOTE=""
@@ -524,10 +403,8 @@ if [[ -n $q ]]; then
 fi
 
 TRACEFS_BEFORE=$(tracefs_state)
-START_LOAD=$(load_line)
-START_BUSY=$(busy_procs)
 log "stackcount overhead: $TP, loop on CPU $BENCH_CPU, $NCPU CPUs, $(uname -r)"
-log "start: $START_LOAD; busy: ${START_BUSY:-none}"
+load_start
 [[ -n $RESULTS ]] && echo "part,round,config,level,ns_per_call,rate,made,counted,ours,lost,status" >"$RESULTS"
 csv() { [[ -z $RESULTS ]] || (IFS=,; echo "$*") >>"$RESULTS"; }
 
@@ -542,16 +419,10 @@ if ((RUN_OVH)); then
     VALS[$c]="" LOSTS[$c]=0 LOSTMAX[$c]=0 NOTESA[$c]="" FAILS[$c]=0 FAILMSG[$c]=""
     MADES[$c]=0 COUNTEDS[$c]=0 OURSS[$c]=-
   done
-  n=${#CFGS[@]}
   for ((r = 1; r <= ROUNDS; r++)); do
-    order=()
-    off=$(((r - 1) % n))
-    for ((i = 0; i < n; i++)); do order+=("${CFGS[(off + i) % n]}"); done
-    if ((((r - 1) / n) % 2)); then # reverse every other cycle
-      rev=(); for ((i = n - 1; i >= 0; i--)); do rev+=("${order[i]}"); done; order=("${rev[@]}")
-    fi
-    log "round $r/$ROUNDS: ${order[*]}"
-    for cfg in "${order[@]}"; do
+    round_order "$r" "${CFGS[@]}"
+    log "round $r/$ROUNDS: ${ORDER[*]}"
+    for cfg in "${ORDER[@]}"; do
       traced_run "$cfg" 1 "$CALLS" 0
       if [[ $STATUS == ok ]]; then
         VALS[$cfg]+="$NSPC "
@@ -618,25 +489,21 @@ if ((RUN_TPUT)); then
   done
 fi
 
-END_LOAD=$(load_line)
-END_BUSY=$(busy_procs)
+load_end
 TRACEFS_AFTER=$(tracefs_state)
 LEFT=$(our_instances "${SC_PIDS[@]}")
 
 # --- summary -------------------------------------------------------------------
 echo
 echo "stackcount on t:$TP; loop pinned to CPU $BENCH_CPU, tracers unpinned; $NCPU CPUs, kernel $(uname -r)"
-echo "load: start $START_LOAD (busy: ${START_BUSY:-none}); end $END_LOAD (busy: ${END_BUSY:-none})"
+load_summary
 [[ -n $QEMU_NOTE ]] && echo "note: $QEMU_NOTE"
 
 if ((RUN_OVH)); then
   base_med=""
-  if in_list baseline "${CFGS[*]}"; then
-    # VALS[...] are space-separated lists: split on purpose
-    # shellcheck disable=SC2086
-    read -r base_med _ <<<"$(stats ${VALS[baseline]})"
-    [[ $base_med == - ]] && base_med=""
-  fi
+  # VALS[...] are space-separated lists: split on purpose
+  # shellcheck disable=SC2086
+  in_list baseline "${CFGS[*]}" && base_med=$(median 1 ${VALS[baseline]})
   echo
   echo "Overhead: $CALLS getppid calls per run, $ROUNDS rounds, interleaved (ns per call)"
   echo
@@ -644,7 +511,7 @@ if ((RUN_OVH)); then
     "+ns/call" "slowdown" "lost sum/max" made counted ours notes
   for c in "${CFGS[@]}"; do
     # shellcheck disable=SC2086
-    read -r med mn mx cnt <<<"$(stats ${VALS[$c]})"
+    read -r med mn mx cnt <<<"$(stats 1 ${VALS[$c]})"
     if ((cnt == 0)); then
       printf '%-12s %4s %8s %8s %8s %8s %15s %14s %10s %10s %10s  %s\n' "$c" 0 - - - - - - - - - \
         "unavailable: ${FAILMSG[$c]}"
@@ -653,7 +520,7 @@ if ((RUN_OVH)); then
     if [[ $c == baseline ]]; then slow="1.00x" add=- lost_s="-" md=- ct=- ou=-
     else
       if [[ -n $base_med ]]; then
-        slow=$(awk -v a="$med" -v b="$base_med" 'BEGIN {printf "%.2fx (%+.0f%%)", a / b, (a / b - 1) * 100}')
+        slow=$(slowdown "$med" "$base_med")
         add=$(awk -v a="$med" -v b="$base_med" 'BEGIN {printf "%+.0f", a - b}')
       else slow="-" add=-; fi
       lost_s="${LOSTS[$c]}/${LOSTMAX[$c]}" md=${MADES[$c]} ct=${COUNTEDS[$c]} ou=${OURSS[$c]}
@@ -681,7 +548,7 @@ if ((RUN_TPUT)); then
     for lvl in "${LEVELS[@]}"; do
       k="$b|$lvl"
       # shellcheck disable=SC2086
-      read -r med mn _ cnt <<<"$(stats ${TACH[$k]})"
+      read -r med mn _ cnt <<<"$(stats 1 ${TACH[$k]})"
       [[ $med != - ]] && med=${med%.*} mn=${mn%.*}
       verd=${TVERD[$k]}
       ((TRUNS[$k] < RATE_REPS)) && [[ $verd != failed ]] && verd=failed
@@ -703,19 +570,7 @@ if ((RUN_TPUT)); then
 fi
 
 echo
-if [[ $TRACEFS_BEFORE == "$TRACEFS_AFTER" ]]; then
-  echo "tracefs: unchanged (instances, kprobe/uprobe/dynamic events, set_event, tracing_on, current_tracer)"
-else
-  echo "tracefs: CHANGED during the run (by this run or by another process):"
-  diff <(echo "$TRACEFS_BEFORE") <(echo "$TRACEFS_AFTER") | sed 's/^/  /'
-  for w in $TRACEFS_AFTER; do
-    [[ $w =~ ^tracekit_([0-9]+) ]] || continue
-    pid=${BASH_REMATCH[1]}
-    if [[ -r /proc/$pid/cmdline ]]; then
-      echo "  $w: belongs to running pid $pid ($(tr '\0' ' ' </proc/"$pid"/cmdline | cut -c1-80)), not started by this script"
-    fi
-  done
-fi
+tracefs_report "$TRACEFS_BEFORE" "$TRACEFS_AFTER"
 if [[ -n $LEFT ]]; then
   echo "tracefs: instances of stackcount runs of this script are LEFT: ${LEFT//$'\n'/ }"
 elif ((${#SC_PIDS[@]})); then
