@@ -143,6 +143,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!events) return events.error();
   t.events_.emplace(std::move(*events));
   t.process_ = std::make_unique<perf::ProcessEvents>(*t.names_, *t.user_syms_, attr);
+  t.max_stack_ = attr.sample_max_stack;
   if (o.tid) {
     if (auto st = t.set_filter({*o.tid}); !st) return st.error();
   } else if (o.pid) {
@@ -269,6 +270,7 @@ void Tracer::switched_out(const perf::Sample& smp) {
     counted = is_kernel_thread(e.tid) == opts_.kernel_threads_only;
   if (counted) {
     auto chains = perf::split_callchain(smp.callchain);
+    if (perf::truncated(chains, max_stack_)) ++truncated_;
     e.counted = true;
     e.start.time = smp.time;
     e.start.tgid = smp.pid;
@@ -338,6 +340,9 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
         << " scheduler events lost (ring buffer overflow); the periods around them were not "
            "counted.\n";
   if (undecodable_ > 0) err << "WARNING: " << undecodable_ << " records could not be decoded.\n";
+  if (truncated_ > 0)
+    err << "WARNING: " << truncated_ << " stacks were cut at " << max_stack_
+        << " frames (kernel.perf_event_max_stack).\n";
 }
 
 }  // namespace tracekit::offcpu

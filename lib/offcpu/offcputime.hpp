@@ -108,6 +108,8 @@ class Tracer {
   std::vector<int> filter_tids_;
   uint64_t last_refresh_ns_ = 0;
   uint64_t lost_ = 0;
+  uint16_t max_stack_ = 0;
+  uint64_t truncated_ = 0;  // callchains cut at max_stack_
   uint64_t undecodable_ = 0;
 };
 

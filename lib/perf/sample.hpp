@@ -51,6 +51,12 @@ struct Chains {
 // Frames before any marker count as kernel frames.
 Chains split_callchain(std::span<const uint64_t> chain);
 
+// Whether the kernel cut the callchain at attr.sample_max_stack frames (the
+// limit counts kernel and user frames together, not the context markers).
+inline bool truncated(const Chains& c, uint16_t max_stack) {
+  return max_stack > 0 && c.kernel.size() + c.user.size() >= max_stack;
+}
+
 // The side-band decoders below return false when the record is of another
 // type or too short; a COMM whose name has no terminating NUL is too short.
 // Any sample_id trailer (attr.sample_id_all) is ignored.

@@ -125,7 +125,8 @@ Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event
       names_(std::make_unique<perf::TaskNames>()),
       user_syms_(std::make_unique<symbols::UserSymbols>()),
       process_(std::make_unique<perf::ProcessEvents>(*names_, *user_syms_, attr)),
-      counts_(o.stack_storage, o.hash_storage) {}
+      counts_(o.stack_storage, o.hash_storage),
+      max_stack_(attr.sample_max_stack) {}
 
 bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
   if (tid == 0 && !opts_.include_idle) return false;
@@ -147,6 +148,7 @@ void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const 
   if (!wanted(s.pid, s.tid)) return;
   ++samples_;
   auto chains = perf::split_callchain(s.callchain);
+  if (perf::truncated(chains, max_stack_)) ++truncated_;
   if (!opts_.kernel_only && s.pid != 0 && !chains.user.empty())
     user_syms_->note_process(static_cast<pid_t>(s.pid));
   std::optional<std::span<const uint64_t>> kernel, user;
@@ -179,6 +181,9 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   if (events_.lost() > 0)
     err << "WARNING: " << events_.lost()
         << " samples lost: the perf ring buffer overflowed. Consider lowering -F.\n";
+  if (truncated_ > 0)
+    err << "WARNING: " << truncated_ << " stacks were cut at " << max_stack_
+        << " frames (kernel.perf_event_max_stack).\n";
 }
 
 }  // namespace tracekit::profile

@@ -77,6 +77,8 @@ class Profiler {
   std::unique_ptr<perf::ProcessEvents> process_;
   aggregate::StackCounts counts_;
   uint64_t samples_ = 0;
+  uint16_t max_stack_ = 0;
+  uint64_t truncated_ = 0;  // callchains cut at max_stack_
 };
 
 }  // namespace tracekit::profile

@@ -37,6 +37,7 @@ struct Counter::Impl {
   std::unordered_map<uint32_t, uint32_t> tgid_cache;
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
+  uint64_t truncated = 0;  // perf callchains cut at sample_max_stack
 
   uint32_t tgid(uint32_t tid) {
     auto it = tgid_cache.find(tid);
@@ -74,6 +75,7 @@ struct Counter::Impl {
     perf::Sample s;
     if (!perf::decode_sample(stacks::PerfCapture::kSampleType, rec, s)) return;
     auto chains = perf::split_callchain(s.callchain);
+    if (perf::truncated(chains, perf->attr().sample_max_stack)) ++truncated;
     std::optional<std::span<const uint64_t>> kernel, user;
     if (kernel_stacks) kernel = chains.kernel;
     if (user_stacks) {
@@ -203,6 +205,11 @@ void Counter::report(std::ostream& out, std::ostream& err) {
     err << "WARNING: " << (lost - m.lost_reported)
         << " events lost: the ring buffer was full; the counts are short by that much.\n";
     m.lost_reported = lost;
+  }
+  if (m.truncated > 0) {
+    err << "WARNING: " << m.truncated << " stacks were cut at "
+        << m.perf->attr().sample_max_stack << " frames (kernel.perf_event_max_stack).\n";
+    m.truncated = 0;
   }
 }
 

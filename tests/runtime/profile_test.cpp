@@ -357,3 +357,22 @@ TEST_F(ProfileRuntime, ShortLivedProcessesResolve) {
 
 }  // namespace
 }  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// Stacks deeper than perf's limit are cut by the kernel; profile says so.
+TEST_F(ProfileRuntime, StacksCutAtTheLimitAreReported) {
+  Workload w("deep");
+  auto r = profile({"-U", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("stacks were cut at 127 frames"), std::string::npos) << r.err;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    EXPECT_EQ(fr.size(), 128u) << stack;  // comm + 127 frames
+    EXPECT_EQ(fr.back(), "burn_at_the_bottom") << stack;
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::testing
