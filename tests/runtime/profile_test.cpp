@@ -376,3 +376,30 @@ TEST_F(ProfileRuntime, StacksCutAtTheLimitAreReported) {
 
 }  // namespace
 }  // namespace tracekit::testing
+
+namespace tracekit::testing {
+namespace {
+
+// Full tables are reported, as bcc does: stacks that did not fit print as
+// "[Missed User Stack]", keys that did not fit are dropped and counted.
+TEST_F(ProfileRuntime, FullTablesAreReported) {
+  Workload w("cpuratio");
+  auto stacks = profile({"-U", "-F", "199", "-p", w.pid_str(), "--stack-storage-size", "1", "1"});
+  ASSERT_EQ(stacks.exit_code, 0) << stacks.err;
+  EXPECT_NE(stacks.err.find("stack traces could not be displayed. Consider increasing "
+                            "--stack-storage-size."),
+            std::string::npos)
+      << stacks.err;
+  EXPECT_NE(stacks.out.find("    [Missed User Stack]"), std::string::npos) << stacks.out;
+
+  auto keys = profile({"-U", "-F", "199", "-p", w.pid_str(), "--hash-storage-size", "1", "1"});
+  ASSERT_EQ(keys.exit_code, 0) << keys.err;
+  EXPECT_NE(keys.err.find("samples dropped: the key table is full. Consider increasing "
+                          "--hash-storage-size."),
+            std::string::npos)
+      << keys.err;
+  EXPECT_EQ(parse_multiline(keys.out).size(), 1u) << keys.out;
+}
+
+}  // namespace
+}  // namespace tracekit::testing
