@@ -4,19 +4,16 @@
 // order the records arrive in.
 #include "perf/process_events.hpp"
 
-#include <elf.h>
 #include <gtest/gtest.h>
-#include <link.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstdio>
 #include <cstring>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "../symbols/self_maps.hpp"
 #include "perf/sample.hpp"
 #include "record_builder.hpp"
 
@@ -31,6 +28,9 @@ __attribute__((noinline)) int announced_function(int x) {
 namespace tracekit::perf {
 namespace {
 
+using symbols::test_support::MapLine;
+using symbols::test_support::own_build_id;
+using symbols::test_support::text_mapping;
 using testing::RecordBuilder;
 
 constexpr uint32_t kPid = 1u << 30;  // above any pid_max
@@ -227,56 +227,10 @@ TEST(PerfSampleIdTest, BadRecordsAreRejected) {
 
 // ---- ProcessEvents ----
 
-struct TextMapping {
-  uint64_t start = 0, end = 0, pgoff = 0, ino = 0;
-  std::string path;
-};
-
-// This binary's executable mapping holding the target function.
-std::optional<TextMapping> own_text() {
-  std::ifstream in("/proc/self/maps");
-  std::string line;
-  while (std::getline(in, line)) {
-    unsigned long long s, e, off, ino;
-    char perms[8];
-    int at = 0;
-    if (std::sscanf(line.c_str(), "%llx-%llx %7s %llx %*x:%*x %llu %n", &s, &e, perms, &off, &ino,
-                    &at) < 5)
-      continue;
-    if (target_addr() < s || target_addr() >= e || std::strchr(perms, 'x') == nullptr) continue;
-    return TextMapping{s, e, off, ino, at > 0 ? line.substr(static_cast<size_t>(at)) : ""};
-  }
-  return std::nullopt;
-}
-
-// The main program's GNU build-id, from its notes in memory.
-std::vector<uint8_t> own_build_id() {
-  std::vector<uint8_t> out;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* arg) -> int {
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_NOTE) continue;
-          auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-          auto* end = p + ph.p_memsz;
-          while (p + sizeof(ElfW(Nhdr)) <= end) {
-            auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
-            const uint8_t* desc = p + sizeof *n + ((n->n_namesz + 3) & ~3u);
-            if (n->n_type == NT_GNU_BUILD_ID)
-              static_cast<std::vector<uint8_t>*>(arg)->assign(desc, desc + n->n_descsz);
-            p = desc + ((n->n_descsz + 3) & ~3u);
-          }
-        }
-        return 1;  // the main program comes first
-      },
-      &out);
-  return out;
-}
-
 class ProcessEventsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto t = own_text();
+    auto t = text_mapping(getpid(), target_addr());
     ASSERT_TRUE(t.has_value());
     text_ = *t;
     attr_.sample_type = kSampleType;
@@ -321,7 +275,7 @@ class ProcessEventsTest : public ::testing::Test {
     return r.has_value();
   }
 
-  TextMapping text_;
+  MapLine text_;
   perf_event_attr attr_{};
 };
 

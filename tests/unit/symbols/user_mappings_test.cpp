@@ -2,15 +2,9 @@
 // processes that /proc knows nothing about. The mappings are this test's own
 // (read from /proc/self/maps) added under a pid that cannot exist.
 #include <dlfcn.h>
-#include <elf.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <link.h>
-#include <sched.h>
-#include <signal.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,10 +12,10 @@
 #include <cstring>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <vector>
 
+#include "self_maps.hpp"
 #include "symbols/user.hpp"
 
 namespace mappings_test_ns {
@@ -36,51 +30,13 @@ __attribute__((noinline)) int mapped_function(int x) {
 namespace tracekit::symbols {
 namespace {
 
+using namespace test_support;
+
 // Above any pid_max (at most 2^22): no process has it, now or later.
 constexpr pid_t kFakePid = 1 << 30;
 constexpr std::string_view kTarget = "mappings_test_ns::mapped_function(int)";
 
 uint64_t target_addr() { return reinterpret_cast<uint64_t>(&mappings_test_ns::mapped_function); }
-
-// One line of /proc/PID/maps.
-struct MapLine {
-  uint64_t start = 0, end = 0, pgoff = 0, ino = 0;
-  std::string perms, path;
-};
-
-std::optional<MapLine> parse_map_line(std::string_view line) {
-  MapLine m;
-  unsigned long long start, end, off, ino;
-  char perms[8];
-  int path_at = 0;
-  std::string s(line);
-  if (std::sscanf(s.c_str(), "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms, &off, &ino,
-                  &path_at) < 5)
-    return std::nullopt;
-  m.start = start;
-  m.end = end;
-  m.pgoff = off;
-  m.ino = ino;
-  m.perms = perms;
-  if (path_at > 0) m.path = s.substr(static_cast<size_t>(path_at));
-  return m;
-}
-
-std::vector<MapLine> maps_of(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/maps");
-  std::vector<MapLine> out;
-  std::string line;
-  while (std::getline(in, line))
-    if (auto m = parse_map_line(line)) out.push_back(*m);
-  return out;
-}
-
-// The executable mapping of pid that holds addr.
-std::optional<MapLine> text_mapping(pid_t pid, uint64_t addr) {
-  for (const MapLine& m : maps_of(pid))
-    if (addr >= m.start && addr < m.end && m.perms.find('x') != std::string::npos) return m;
-  return std::nullopt;
-}
 
 void add(UserSymbols& us, pid_t pid, const MapLine& m, FileIdentity id = {}) {
   us.add_mapping(pid, m.start, m.end - m.start, m.pgoff, m.path, id);
@@ -89,33 +45,6 @@ void add(UserSymbols& us, pid_t pid, const MapLine& m, FileIdentity id = {}) {
 void* libc_symbol(const char* name) {
   void* libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
   return libc ? dlsym(libc, name) : nullptr;
-}
-
-// The GNU build-id of the main program, from its notes in memory.
-std::vector<uint8_t> own_build_id() {
-  std::vector<uint8_t> out;
-  dl_iterate_phdr(
-      [](dl_phdr_info* info, size_t, void* arg) -> int {
-        auto* id = static_cast<std::vector<uint8_t>*>(arg);
-        for (int i = 0; i < info->dlpi_phnum; ++i) {
-          const ElfW(Phdr)& ph = info->dlpi_phdr[i];
-          if (ph.p_type != PT_NOTE) continue;
-          auto* p = reinterpret_cast<const uint8_t*>(info->dlpi_addr + ph.p_vaddr);
-          auto* end = p + ph.p_memsz;
-          while (p + sizeof(ElfW(Nhdr)) <= end) {
-            auto* n = reinterpret_cast<const ElfW(Nhdr)*>(p);
-            const uint8_t* name = p + sizeof *n;
-            const uint8_t* desc = name + ((n->n_namesz + 3) & ~3u);
-            if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
-                std::memcmp(name, "GNU", 4) == 0)
-              id->assign(desc, desc + n->n_descsz);
-            p = desc + ((n->n_descsz + 3) & ~3u);
-          }
-        }
-        return 1;  // the main program comes first
-      },
-      &out);
-  return out;
 }
 
 TEST(SymbolsUserMappingsTest, OwnTextResolvesUnderAPidThatDoesNotExist) {
@@ -329,16 +258,6 @@ TEST(SymbolsUserMappingsTest, VdsoResolvesThroughOurOwn) {
   EXPECT_FALSE(us.lookup(kFakePid + 1, a).has_value());
 }
 
-// A copy of a small library the test can dlopen, change and delete.
-const char* kLib = "/usr/lib/x86_64-linux-gnu/libz.so.1";
-
-bool copy_file(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  return in.good() && out.good();
-}
-
 // The file is read at the first lookup, and must still be the file that
 // was there when the mapping was added.
 TEST(SymbolsUserMappingsTest, FileChangedSinceAddedResolvesNothing) {
@@ -369,33 +288,6 @@ TEST(SymbolsUserMappingsTest, FileChangedSinceAddedResolvesNothing) {
   EXPECT_FALSE(after.has_value());
 }
 
-// A child parked until killed, after running setup (which returns an
-// address to report back, 0 on failure).
-template <class Setup>
-pid_t fork_child(Setup setup, uint64_t* reported) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    uint64_t a = setup();
-    if (write(fds[1], &a, sizeof a) != sizeof a) _exit(1);
-    for (;;) pause();
-  }
-  close(fds[1]);
-  uint64_t a = 0;
-  if (read(fds[0], &a, sizeof a) != sizeof a) a = 0;
-  close(fds[0]);
-  *reported = a;
-  return pid;
-}
-
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  int status;
-  waitpid(pid, &status, 0);
-}
-
 // A mapping of a file deleted before the record was handled: read at once
 // through /proc/PID/map_files while the process lives (root only).
 TEST(SymbolsUserMappingsTest, DeletedFileOfALiveProcessIsReadAtOnce) {
@@ -403,18 +295,8 @@ TEST(SymbolsUserMappingsTest, DeletedFileOfALiveProcessIsReadAtOnce) {
   if (access(kLib, R_OK) != 0) GTEST_SKIP() << kLib << " missing";
   std::string dir = ::testing::TempDir();
   uint64_t a = 0;
-  pid_t child = fork_child(
-      [&] {
-        std::string copy = dir + "symbols_mapped_deleted_XXXXXX";
-        int fd = mkstemp(copy.data());
-        if (fd < 0 || !copy_file(kLib, copy)) return uint64_t{0};
-        close(fd);
-        void* h = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-        unlink(copy.c_str());
-        void* f = h ? dlsym(h, "zlibVersion") : nullptr;
-        return reinterpret_cast<uint64_t>(f);
-      },
-      &a);
+  pid_t child =
+      fork_child([&] { return load_deleted_copy(dir + "symbols_mapped_deleted_XXXXXX"); }, &a);
   ASSERT_GT(child, 0);
   ASSERT_NE(a, 0u);
   auto text = text_mapping(child, a);
@@ -438,18 +320,7 @@ TEST(SymbolsUserMappingsTest, FileInAnotherMountNamespaceIsReadAtOnce) {
   std::string dir = ::testing::TempDir() + "symbols_mapped_ns_XXXXXX";
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   uint64_t a = 0;
-  pid_t child = fork_child(
-      [&] {
-        if (unshare(CLONE_NEWNS) != 0) return uint64_t{0};
-        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return uint64_t{0};
-        if (mount("tmpfs", dir.c_str(), "tmpfs", 0, nullptr) != 0) return uint64_t{0};
-        std::string copy = dir + "/libz-copy.so";
-        if (!copy_file(kLib, copy)) return uint64_t{0};
-        void* h = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-        void* f = h ? dlsym(h, "zlibVersion") : nullptr;
-        return reinterpret_cast<uint64_t>(f);
-      },
-      &a);
+  pid_t child = fork_child([&] { return load_copy_in_own_mount_namespace(dir); }, &a);
   ASSERT_GT(child, 0);
   auto text = a ? text_mapping(child, a) : std::nullopt;
   UserSymbols us;

@@ -3,11 +3,9 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
-#include <sys/mount.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +14,8 @@
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "self_maps.hpp"
 
 namespace symbols_test_ns {
 // Called only through its address, so -O2 can neither inline nor clone it.
@@ -35,38 +35,18 @@ extern "C" __attribute__((noinline)) int symbols_test_plain_c_function(int x) {
 namespace tracekit::symbols {
 namespace {
 
+using namespace test_support;
+
 uint64_t addr_of(int (*f)(int)) { return reinterpret_cast<uint64_t>(f); }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-// A child sharing our address space layout (fork), parked until killed.
-// setup runs in the child first and returns an address to report back (or
-// 0 on failure), which fork_child returns to the parent.
-template <class Setup>
-pid_t fork_child(Setup setup, uint64_t* reported) {
-  int fds[2];
-  if (pipe(fds) != 0) return -1;
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    uint64_t a = setup();
-    if (write(fds[1], &a, sizeof a) != sizeof a) _exit(1);
-    for (;;) pause();
-  }
-  close(fds[1]);
-  uint64_t a = 0;
-  if (read(fds[0], &a, sizeof a) != sizeof a) a = 0;
-  close(fds[0]);
-  *reported = a;
-  return pid;
-}
-
-void kill_and_reap(pid_t pid) {
-  kill(pid, SIGKILL);
-  int status;
-  waitpid(pid, &status, 0);
+// Notes child while it lives, then kills it: what it maps is what was captured.
+void note_then_reap(UserSymbols& us, pid_t child) {
+  EXPECT_TRUE(us.note_process(child));
+  kill_and_reap(child);
 }
 
 TEST(SymbolsUserTest, OwnFunctionResolvesDemangled) {
@@ -207,12 +187,10 @@ TEST(SymbolsUserTest, GoneProcessCannotBeNoted) {
 
 // Noted while alive, looked up after exit: what report time sees.
 TEST(SymbolsUserTest, ExitedChildStillResolves) {
-  uint64_t unused;
-  pid_t child = fork_child([] { return uint64_t{1}; }, &unused);
+  pid_t child = fork_parked_child();
   ASSERT_GT(child, 0);
   UserSymbols us;
-  EXPECT_TRUE(us.note_process(child));
-  kill_and_reap(child);
+  note_then_reap(us, child);
   ASSERT_NE(kill(child, 0), 0);
 
   auto r = us.lookup(child, addr_of(&symbols_test_ns::target_function) + 5);
@@ -239,12 +217,10 @@ TEST(SymbolsUserTest, ExitedChildVdsoStillResolves) {
   EXPECT_TRUE(mine->name == "__vdso_clock_gettime" || mine->name == "clock_gettime") << mine->name;
   EXPECT_EQ(mine->module, "[vdso]");
 
-  uint64_t unused;
-  pid_t child = fork_child([] { return uint64_t{1}; }, &unused);
+  pid_t child = fork_parked_child();
   ASSERT_GT(child, 0);
   UserSymbols us;
-  EXPECT_TRUE(us.note_process(child));
-  kill_and_reap(child);
+  note_then_reap(us, child);
   auto r = us.lookup(child, a);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->name, mine->name);
@@ -255,10 +231,9 @@ TEST(SymbolsUserTest, ExitedChildVdsoStillResolves) {
 // Two processes mapping the same files share one symbol table; forgetting
 // one leaves the other's names intact.
 TEST(SymbolsUserTest, ProcessesShareSymbolTables) {
-  uint64_t unused;
-  pid_t a = fork_child([] { return uint64_t{1}; }, &unused);
+  pid_t a = fork_parked_child();
   ASSERT_GT(a, 0);
-  pid_t b = fork_child([] { return uint64_t{1}; }, &unused);
+  pid_t b = fork_parked_child();
   ASSERT_GT(b, 0);
   UserSymbols us;
   EXPECT_TRUE(us.note_process(a));
@@ -280,12 +255,10 @@ TEST(SymbolsUserTest, ProcessesShareSymbolTables) {
 }
 
 TEST(SymbolsUserTest, ForgetDropsTheProcess) {
-  uint64_t unused;
-  pid_t child = fork_child([] { return uint64_t{1}; }, &unused);
+  pid_t child = fork_parked_child();
   ASSERT_GT(child, 0);
   UserSymbols us;
-  EXPECT_TRUE(us.note_process(child));
-  kill_and_reap(child);
+  note_then_reap(us, child);
   uint64_t a = addr_of(&symbols_test_ns::target_function);
   EXPECT_TRUE(us.lookup(child, a).has_value());
   us.forget(child);
@@ -294,38 +267,16 @@ TEST(SymbolsUserTest, ForgetDropsTheProcess) {
   EXPECT_FALSE(us.note_process(child));
 }
 
-// A copy of a small library the test can dlopen from a place of its choice.
-const char* kLib = "/usr/lib/x86_64-linux-gnu/libz.so.1";
-
-bool copy_file(const std::string& from, const std::string& to) {
-  std::ifstream in(from, std::ios::binary);
-  std::ofstream out(to, std::ios::binary);
-  out << in.rdbuf();
-  return in.good() && out.good();
-}
-
 // Reached only through /proc/PID/map_files, which needs root.
 TEST(SymbolsUserTest, ExitedChildDeletedLibraryStillResolves) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (/proc/PID/map_files)";
   if (access(kLib, R_OK) != 0) GTEST_SKIP() << kLib << " missing";
-  std::string dir = testing::TempDir();
+  std::string dir = ::testing::TempDir();
   uint64_t a = 0;
-  pid_t child = fork_child(
-      [&] {
-        std::string copy = dir + "symbols_deleted_XXXXXX";
-        int fd = mkstemp(copy.data());
-        if (fd < 0 || !copy_file(kLib, copy)) return uint64_t{0};
-        close(fd);
-        void* h = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-        unlink(copy.c_str());
-        void* f = h ? dlsym(h, "zlibVersion") : nullptr;
-        return reinterpret_cast<uint64_t>(f);
-      },
-      &a);
+  pid_t child = fork_child([&] { return load_deleted_copy(dir + "symbols_deleted_XXXXXX"); }, &a);
   ASSERT_GT(child, 0);
   UserSymbols us;
-  EXPECT_TRUE(us.note_process(child));
-  kill_and_reap(child);
+  note_then_reap(us, child);
   ASSERT_NE(a, 0u) << "child could not load a deleted copy of " << kLib;
   auto r = us.lookup(child, a + 1);
   ASSERT_TRUE(r.has_value());
@@ -339,25 +290,13 @@ TEST(SymbolsUserTest, ExitedChildDeletedLibraryStillResolves) {
 TEST(SymbolsUserTest, ExitedChildInOtherMountNamespaceStillResolves) {
   if (geteuid() != 0) GTEST_SKIP() << "needs root (unshare, mount)";
   if (access(kLib, R_OK) != 0) GTEST_SKIP() << kLib << " missing";
-  std::string dir = testing::TempDir() + "symbols_ns_XXXXXX";
+  std::string dir = ::testing::TempDir() + "symbols_ns_XXXXXX";
   ASSERT_NE(mkdtemp(dir.data()), nullptr);
   uint64_t a = 0;
-  pid_t child = fork_child(
-      [&] {
-        if (unshare(CLONE_NEWNS) != 0) return uint64_t{0};
-        if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return uint64_t{0};
-        if (mount("tmpfs", dir.c_str(), "tmpfs", 0, nullptr) != 0) return uint64_t{0};
-        std::string copy = dir + "/libz-copy.so";
-        if (!copy_file(kLib, copy)) return uint64_t{0};
-        void* h = dlopen(copy.c_str(), RTLD_NOW | RTLD_LOCAL);
-        void* f = h ? dlsym(h, "zlibVersion") : nullptr;
-        return reinterpret_cast<uint64_t>(f);
-      },
-      &a);
+  pid_t child = fork_child([&] { return load_copy_in_own_mount_namespace(dir); }, &a);
   ASSERT_GT(child, 0);
   UserSymbols us;
-  EXPECT_TRUE(us.note_process(child));
-  kill_and_reap(child);
+  note_then_reap(us, child);
   rmdir(dir.c_str());
   ASSERT_NE(a, 0u) << "child could not load " << kLib << " in its own namespace";
   auto r = us.lookup(child, a + 1);
