@@ -12,7 +12,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <optional>
 #include <thread>
+#include <vector>
 
 #include "ftrace/reader.hpp"
 #include "harness.hpp"
@@ -124,23 +126,50 @@ class FtraceReaderRuntime : public ::testing::Test {
     ASSERT_TRUE(s.ok()) << s.error().str();
     syms_ = std::move(*s);
   }
+
+  // Starts workload getppid_n (with args) parked, a private instance tracing
+  // its getppid calls (with stacks when stacks; a buffer of buffer_kb when
+  // given) and a reader on it, and points the tally at them. Check with
+  // ASSERT_NO_FATAL_FAILURE.
+  void start(const std::vector<std::string>& args, bool stacks, const char* buffer_kb = nullptr) {
+    w_.emplace("getppid_n", args);
+    inst_.emplace();
+    if (buffer_kb != nullptr) inst_->set("buffer_size_kb", buffer_kb);
+    inst_->trace_getppid(w_->pid(), stacks);
+    ASSERT_EQ(inst_->error(), "");
+    auto r = ftrace::Reader::open(kTracing, inst_->name(), {"syscalls"}, stacks);
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    r_.emplace(std::move(*r));
+    t_.want_type = r_->event_id("syscalls", "sys_enter_getppid");
+    t_.pid = w_->pid();
+    t_.syms = &syms_;
+  }
+  // Runs the workload to its end (timeout_s) and stops tracing.
+  void run_to_end(double timeout_s) {
+    w_->go();
+    ASSERT_TRUE(w_->wait_line("done", timeout_s));
+    inst_->stop();
+  }
+  // Hands out whatever the buffer holds to the tally.
+  uint64_t flush() {
+    return r_->flush([&](const ftrace::Event& e) { t_(e); });
+  }
+
   symbols::KernelSymbols syms_;
+  // Torn down in reverse: the reader, then the instance, then the workload.
+  std::optional<Workload> w_;
+  std::optional<TestInstance> inst_;
+  Tally t_;
+  std::optional<ftrace::Reader> r_;
 };
 
 constexpr uint64_t kCalls = 1009;  // getppid_n's default
 
 TEST_F(FtraceReaderRuntime, StreamingHandsOutExactlyNEventsWithEntryStacks) {
-  Workload w("getppid_n");
-  TestInstance inst;
-  inst.trace_getppid(w.pid(), true);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
-  ASSERT_TRUE(r.ok()) << r.error().str();
-  Tally t;
-  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
-  ASSERT_GT(t.want_type, 0);
-  t.pid = w.pid();
-  t.syms = &syms_;
+  ASSERT_NO_FATAL_FAILURE(start({}, true));
+  ASSERT_GT(t_.want_type, 0);
+  Tally& t = t_;
+  auto& r = r_;
 
   // Stream on a thread while this one drives the workload, as a tool would.
   std::atomic<bool> stop{false};
@@ -149,16 +178,16 @@ TEST_F(FtraceReaderRuntime, StreamingHandsOutExactlyNEventsWithEntryStacks) {
     auto fn = [&](const ftrace::Event& e) { t(e); };
     while (!stop) polled += r->poll(50, fn);
   });
-  w.go();
-  bool done = w.wait_line("done", 30);
+  w_->go();
+  bool done = w_->wait_line("done", 30);
   // Until every event arrived through poll(), or 10 s.
   for (int i = 0; i < 200 && t.events < kCalls; ++i) usleep(50'000);
   stop = true;
   reader.join();
   ASSERT_TRUE(done) << "workload did not finish";
   EXPECT_EQ(t.events.load(), kCalls) << "through poll() alone";
-  inst.stop();
-  uint64_t flushed = r->flush([&](const ftrace::Event& e) { t(e); });
+  inst_->stop();
+  uint64_t flushed = flush();
   EXPECT_EQ(flushed, 0u);
   EXPECT_EQ(t.events.load(), kCalls);
   EXPECT_EQ(polled, kCalls);
@@ -170,21 +199,11 @@ TEST_F(FtraceReaderRuntime, StreamingHandsOutExactlyNEventsWithEntryStacks) {
 }
 
 TEST_F(FtraceReaderRuntime, BufferedModeFlushHandsOutExactlyNEvents) {
-  Workload w("getppid_n");
-  TestInstance inst;
-  inst.trace_getppid(w.pid(), true);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
-  ASSERT_TRUE(r.ok()) << r.error().str();
-  Tally t;
-  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
-  t.pid = w.pid();
-  t.syms = &syms_;
-
-  w.go();
-  ASSERT_TRUE(w.wait_line("done", 30));
-  inst.stop();
-  uint64_t n = r->flush([&](const ftrace::Event& e) { t(e); });
+  ASSERT_NO_FATAL_FAILURE(start({}, true));
+  ASSERT_NO_FATAL_FAILURE(run_to_end(30));
+  const Tally& t = t_;
+  auto& r = r_;
+  uint64_t n = flush();
   EXPECT_EQ(n, kCalls);
   EXPECT_EQ(t.events.load(), kCalls);
   EXPECT_EQ(t.with_stack.load(), kCalls);
@@ -192,7 +211,7 @@ TEST_F(FtraceReaderRuntime, BufferedModeFlushHandsOutExactlyNEvents) {
   EXPECT_EQ(r->dropped(), 0u);
   EXPECT_EQ(r->unpaired(), 0u);
   // Nothing is left: a second flush hands out nothing.
-  EXPECT_EQ(r->flush([&](const ftrace::Event& e) { t(e); }), 0u);
+  EXPECT_EQ(flush(), 0u);
 }
 
 // Nobody reads while a tiny buffer (overwrite off) takes 200003 events: the
@@ -200,22 +219,11 @@ TEST_F(FtraceReaderRuntime, BufferedModeFlushHandsOutExactlyNEvents) {
 // dropped, exactly (one event enabled, no stacks: one record per call).
 TEST_F(FtraceReaderRuntime, FloodIntoATinyBufferCountsEveryRefusedEvent) {
   constexpr uint64_t kFlood = 200003;
-  Workload w("getppid_n", {std::to_string(kFlood)});
-  TestInstance inst;
-  inst.set("buffer_size_kb", "8");
-  inst.trace_getppid(w.pid(), false);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, false);
-  ASSERT_TRUE(r.ok()) << r.error().str();
-  Tally t;
-  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
-  t.pid = w.pid();
-  t.syms = &syms_;
-
-  w.go();
-  ASSERT_TRUE(w.wait_line("done", 60));
-  inst.stop();
-  uint64_t n = r->flush([&](const ftrace::Event& e) { t(e); });
+  ASSERT_NO_FATAL_FAILURE(start({std::to_string(kFlood)}, false, "8"));
+  ASSERT_NO_FATAL_FAILURE(run_to_end(60));
+  const Tally& t = t_;
+  auto& r = r_;
+  uint64_t n = flush();
   EXPECT_EQ(n, t.events.load());
   EXPECT_GT(r->dropped(), 0u);
   EXPECT_GT(t.events.load(), 0u);
@@ -230,22 +238,11 @@ TEST_F(FtraceReaderRuntime, FloodIntoATinyBufferCountsEveryRefusedEvent) {
 // or a drop, an event whose stack was refused comes out without one.
 TEST_F(FtraceReaderRuntime, FloodWithStacksAccountsForEveryCall) {
   constexpr uint64_t kFlood = 100003;
-  Workload w("getppid_n", {std::to_string(kFlood)});
-  TestInstance inst;
-  inst.set("buffer_size_kb", "8");
-  inst.trace_getppid(w.pid(), true);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, true);
-  ASSERT_TRUE(r.ok()) << r.error().str();
-  Tally t;
-  t.want_type = r->event_id("syscalls", "sys_enter_getppid");
-  t.pid = w.pid();
-  t.syms = &syms_;
-
-  w.go();
-  ASSERT_TRUE(w.wait_line("done", 60));
-  inst.stop();
-  r->flush([&](const ftrace::Event& e) { t(e); });
+  ASSERT_NO_FATAL_FAILURE(start({std::to_string(kFlood)}, true, "8"));
+  ASSERT_NO_FATAL_FAILURE(run_to_end(60));
+  const Tally& t = t_;
+  auto& r = r_;
+  flush();
   uint64_t dropped = r->dropped();
   EXPECT_GT(dropped, 0u);
   EXPECT_GE(t.events.load() + dropped, kFlood);
