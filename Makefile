@@ -107,11 +107,14 @@ check-unit: $(BUILD)/tests/unit_tests
 	$(Q)scripts/check unit
 
 check-runtime: tests
-	$(Q)scripts/check runtime
+	$(Q)REPEAT=$(REPEAT) scripts/check runtime
 
 # The VM tier: tests/vm inside a Debian 6.1 kernel under qemu (scripts/vm).
+# REPEAT=N runs the suite N times in one boot and lists the cases that ever
+# failed; the same for the runtime tier (check-runtime REPEAT=N).
+REPEAT ?= 1
 check-vm: all workloads
-	$(Q)scripts/check vm
+	$(Q)VM_REPEAT=$(REPEAT) scripts/check vm
 
 # All tiers; the last line is the combined "check: N passed, N failed".
 check: tests
