@@ -49,6 +49,26 @@ has() {
   fail "${3:+missing $3: }no line matching /$2/ in $1"
 }
 
+# step TEXT: notes where a case is; the last steps are shown when it fails
+# (a case that times out shows where it was waiting).
+step() { echo "step: $*"; }
+
+# hung_report PGID: what every process of a process group is doing: its
+# command line, state, wait channel and kernel stack (the runner prints it
+# for a case that timed out).
+hung_report() {
+  local d p
+  echo "processes of the case when it timed out:"
+  for d in /proc/[0-9]*; do
+    p=${d#/proc/}
+    [ "$(cut -d' ' -f5 "$d/stat" 2>/dev/null)" = "$1" ] || continue
+    echo "  pid $p: $(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
+    echo "    state $(sed -n 's/^State:[[:space:]]*//p' "$d/status" 2>/dev/null)," \
+         "wchan $(cat "$d/wchan" 2>/dev/null)"
+    sed 's/^/      /' "$d/stack" 2>/dev/null
+  done
+}
+
 # count FILE PATTERN: how many lines of FILE match the extended regex.
 count() { grep -Ec -- "$2" "$1"; }
 

@@ -37,11 +37,15 @@ traced_run() {
   "$@" > "$out" 2> "$out.err" &
   tool=$!
   defer "kill $tool 2>/dev/null"
+  step "started $* (pid $tool); waiting for its header"
   wait_for "$out" 'Hit Ctrl-C to end|STACK$|\(buffered\)'
+  step "header seen; go to the workload"
   kill -USR1 "$WL_PID"
   wait_for /tmp/wl.out '^done$'
+  step "workload done; SIGINT to the tool"
   kill -INT "$tool"
   wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
+  step "the tool exited"
 }
 
 # The sum of stackcount's counts (lines of 4 spaces and a number).
