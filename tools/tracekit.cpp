@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/signals.hpp"
 #include "tools.hpp"
 
 namespace {
@@ -42,6 +43,12 @@ int list(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: a stop signal that came before the handlers were in place
+  // would kill a tool halfway through its set-up (leftovers in tracefs), or,
+  // where the parent ignores SIGINT (a background job of a shell), be lost
+  // and leave the tool tracing until killed. From here on a stop only sets
+  // the flag that every tool's loop checks.
+  tracekit::cli::install_stop_handlers();
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
   if (const Entry* e = find(self)) return e->main(argc, argv);

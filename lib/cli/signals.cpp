@@ -5,19 +5,27 @@
 // without SA_RESTART: a blocking poll()/read()/nanosleep() returns EINTR at
 // once instead of waiting out its timeout. SIGPIPE is caught rather than left
 // fatal, so a closed pipe (tool | head) turns into EPIPE and a clean exit
-// instead of a death that would skip teardown. The handlers stay installed
-// for the whole run: a second Ctrl-C must not kill a tool halfway through its
-// teardown.
+// instead of a death that would skip teardown. SIGQUIT (Ctrl-\\) is a stop
+// like SIGTERM: dying on it would leave the run's instance recording. A
+// second SIGINT/SIGTERM/SIGHUP/SIGQUIT ends the process at once (exit
+// 128+signal), after setting tracing_on to 0 in our instances: a teardown of
+// hundreds of events takes the kernel many seconds, and a user who presses
+// Ctrl-C again wants out; the next run's sweep removes the rest.
 
 #include "cli/signals.hpp"
 
+#include "util/exit_writes.hpp"
+
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <limits>
 #include <mutex>
 
@@ -30,6 +38,8 @@ std::atomic<bool> g_stop{false};
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
               "signal handlers need lock-free atomics");
 
+std::atomic<int> g_user_signals{0};  // SIGINT, SIGTERM, SIGHUP, SIGQUIT so far
+
 void record(int sig) {
   if (sig != 0) {
     int none = 0;
@@ -38,7 +48,26 @@ void record(int sig) {
   g_stop.store(true);
 }
 
-void on_stop_signal(int sig) { record(sig); }
+void say(const char* s) { (void)!::write(STDERR_FILENO, s, std::strlen(s)); }
+
+// A second stop from the user (SIGPIPE is not one: a closed pipe is no
+// impatience) ends the process here and now. Teardown can take the kernel
+// many seconds (each trigger removed costs an RCU grace period); what is
+// left is swept by the next run of any tool, or reset-tracing. Only
+// async-signal-safe calls.
+[[noreturn]] void exit_now(int sig) {
+  run_exit_writes();  // stop our instances from recording meanwhile
+  say("\n");
+  say(program_invocation_short_name);
+  say(": stopped at once (second signal); what it created in tracefs is removed by the next "
+      "run or by reset-tracing\n");
+  _exit(128 + sig);
+}
+
+void on_stop_signal(int sig) {
+  if (sig != SIGPIPE && g_user_signals.fetch_add(1) >= 1) exit_now(sig);
+  record(sig);
+}
 
 // Longer than any trace; keeps now() + duration inside steady_clock's range.
 constexpr double kMaxSeconds = 1e9;
@@ -52,7 +81,16 @@ void install_stop_handlers() {
     sa.sa_handler = on_stop_signal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = 0;  // no SA_RESTART: blocking calls must return EINTR
-    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) sigaction(sig, &sa, nullptr);
+    sigset_t ours;
+    sigemptyset(&ours);
+    for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
+      sigaction(sig, &sa, nullptr);
+      sigaddset(&ours, sig);
+    }
+    // The signal mask is inherited across exec: a parent that had these
+    // blocked would leave every Ctrl-C pending for ever, and the tool
+    // running until SIGKILL.
+    pthread_sigmask(SIG_UNBLOCK, &ours, nullptr);
   });
 }
 

@@ -1,6 +1,8 @@
-// Ending a run: SIGINT, SIGTERM, SIGHUP and SIGPIPE set a flag (and interrupt
-// blocking calls: no SA_RESTART) so that the main loop ends normally and
-// destructors undo what the run created in the kernel.
+// Ending a run: SIGINT, SIGTERM, SIGHUP, SIGQUIT and SIGPIPE set a flag (and
+// interrupt blocking calls: no SA_RESTART) so that the main loop ends
+// normally and destructors undo what the run created in the kernel. A second
+// SIGINT, SIGTERM, SIGHUP or SIGQUIT exits at once (128 + signal), leaving
+// what is left in tracefs to the next run's sweep (util/exit_writes.hpp).
 #pragma once
 
 #include <chrono>

@@ -2,6 +2,7 @@
 
 #include <ostream>
 
+#include "cli/signals.hpp"
 #include "ftrace/reader.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
@@ -93,7 +94,8 @@ Counter::~Counter() = default;
 Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
-  tracefs::remove_leftovers(*dir);
+  if (auto st = tracefs::sweep_dead_runs(*dir, "stackcount", warn, cli::stop_requested); !st)
+    return st.error();
 
   auto spec = probe::parse_spec(o.pattern);
   if (!spec) return spec.error();

@@ -3,6 +3,7 @@
 #include <ostream>
 #include <unordered_map>
 
+#include "cli/signals.hpp"
 #include "ftrace/reader.hpp"
 #include "output/snoop.hpp"
 #include "probe/spec.hpp"
@@ -56,7 +57,8 @@ Snooper::~Snooper() = default;
 Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
-  tracefs::remove_leftovers(*dir);
+  if (auto st = tracefs::sweep_dead_runs(*dir, "stacksnoop", warn, cli::stop_requested); !st)
+    return st.error();
   auto spec = probe::parse_spec(o.spec);
   if (!spec) return spec.error();
   probe::ExpandOptions eo;

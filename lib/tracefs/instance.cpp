@@ -26,6 +26,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "util/exit_writes.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {
@@ -182,6 +183,7 @@ Result<Instance> Instance::create(const std::string& tracing_dir) {
     record("mkdir " + inst.path_);
     if (mkdir(inst.path_.c_str(), 0755) == 0) {
       inst.owned_ = true;
+      inst.exit_slot_ = add_exit_write(inst.path_ + "/tracing_on", "0");
       return inst;
     }
     if (errno != EEXIST)
@@ -197,13 +199,25 @@ Instance::Instance(Instance&& o) noexcept
       name_(std::move(o.name_)),
       path_(std::move(o.path_)),
       undo_(std::move(o.undo_)),
-      owned_(o.owned_) {
+      owned_(o.owned_),
+      exit_slot_(o.exit_slot_) {
   o.undo_.clear();
   o.owned_ = false;
+  o.exit_slot_ = -1;
 }
+
+// From this many enabled events on, the teardown takes long enough (tens of
+// milliseconds each under some kernels) to say so.
+constexpr size_t kSlowTeardownEvents = 32;
 
 Instance::~Instance() {
   if (!owned_) return;
+  size_t events = 0;
+  for (const auto& u : undo_)
+    if (u.rel.size() > 7 && u.rel.compare(u.rel.size() - 7, 7, "/enable") == 0) ++events;
+  if (events >= kSlowTeardownEvents)
+    std::cerr << program_invocation_short_name << ": detaching " << events
+              << " events (Ctrl-C again to leave the rest to the next run)..." << std::endl;
   for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
     auto s = write_control(path_ + "/" + it->rel, it->text, it->append, {path_, top_});
     if (!s) std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
@@ -217,6 +231,7 @@ Instance::~Instance() {
           "reset-tracing removes it once this process is gone";
     std::cerr << "tracekit: cleanup: " << e.str() << "\n";
   }
+  remove_exit_write(exit_slot_);
 }
 
 Status Instance::write(const std::string& rel, const std::string& text) const {

@@ -37,7 +37,10 @@ class Instance {
   Instance(const Instance&) = delete;
   // Undoes everything, in reverse order, and removes the instance; never
   // throws. A step that fails is reported on stderr ("tracekit: cleanup: ...")
-  // and the rest is still done.
+  // and the rest is still done. With many events (each costs the kernel a
+  // synchronisation) it says on stderr what it is doing first. Until then a
+  // second Ctrl-C (cli/signals.hpp) may end the process: the instance's
+  // tracing_on is set to 0 and the rest left to the next run's sweep.
   ~Instance();
 
   const std::string& tracing_dir() const { return top_; }
@@ -88,6 +91,7 @@ class Instance {
   std::string top_, name_, path_;
   std::vector<Undo> undo_;
   bool owned_ = false;
+  int exit_slot_ = -1;  // util/exit_writes: tracing_on 0 on an abrupt exit
 };
 
 // The most recent entry of <tracing_dir>/error_log (tracing_dir may be an

@@ -74,9 +74,15 @@ size_t filter_entries(std::string_view text) {
 // removal that then fails.
 struct Steps {
   std::vector<std::string> dirs;  // error_log directories
+  const SweepHooks* hooks = nullptr;
   std::string first_error;
+  bool stopped = false;  // hooks->interrupted() said so: no more writes
 
   void write(const std::string& path, const std::string& text, bool append) {
+    if (stopped || (hooks && hooks->interrupted && hooks->interrupted())) {
+      stopped = true;
+      return;
+    }
     auto s = write_control(path, text, append, dirs);
     if (!s && first_error.empty()) first_error = s.error().str();
   }
@@ -112,16 +118,45 @@ std::string busy_hint(const std::string& name, int err, bool live) {
   return "a process has a file of it open";
 }
 
-void sweep_instance(const std::string& top, const std::string& name, bool live, Cleanup& c) {
+// Trigger lines of a trigger file (comments and blanks aside).
+size_t trigger_count(const std::string& trigger_file) {
+  auto text = read_file(trigger_file);
+  if (!text) return 0;
+  size_t n = 0;
+  for (auto line : split(*text, '\n'))
+    if (!trim(line).starts_with('!') && !trigger_removal(line).empty()) ++n;
+  return n;
+}
+
+void sweep_instance(const std::string& top, const std::string& name, bool live,
+                    const SweepHooks& hooks, Cleanup& c) {
   const std::string dir = top + "/instances/" + name;
-  Steps steps{{dir, top}, {}};
-  steps.set_unless(dir + "/events/enable", "0", {"0"});
+  std::vector<std::string> trigger_files;
+  size_t triggers = 0;
   for (const auto& sys : subdirs(dir + "/events"))
-    for (const auto& ev : subdirs(dir + "/events/" + sys))
-      steps.remove_triggers(dir + "/events/" + sys + "/" + ev + "/trigger");
+    for (const auto& ev : subdirs(dir + "/events/" + sys)) {
+      std::string f = dir + "/events/" + sys + "/" + ev + "/trigger";
+      if (size_t n = trigger_count(f)) {
+        trigger_files.push_back(f);
+        triggers += n;
+      }
+    }
+  if (hooks.starting)
+    hooks.starting("instance " + name +
+                   (triggers ? ", " + std::to_string(triggers) + " triggers" : std::string()));
+  Steps steps{{dir, top}, &hooks, {}, false};
+  // Tracing off first: a leftover with stacktrace triggers records every
+  // hit until it is gone, and an interrupted sweep leaves it quiet.
+  steps.set_unless(dir + "/tracing_on", "0", {"0"});
+  steps.set_unless(dir + "/events/enable", "0", {"0"});
+  for (const auto& f : trigger_files) steps.remove_triggers(f);
   steps.set_unless(dir + "/current_tracer", "nop", {"nop"});
   if (auto f = read_file(dir + "/set_ftrace_filter"); f && filter_entries(*f) > 0)
     steps.write(dir + "/set_ftrace_filter", "", false);
+  if (steps.stopped) {
+    c.interrupted = true;
+    return;
+  }
 
   auto s = remove_dir(dir);
   if (s) {
@@ -133,22 +168,32 @@ void sweep_instance(const std::string& top, const std::string& name, bool live, 
                      reason(err, busy_hint(name, err, live), steps.first_error));
 }
 
-void sweep_probes(const std::string& top, const std::string& file, bool include_live, Cleanup& c) {
+void sweep_probes(const std::string& top, const std::string& file, bool include_live,
+                  const SweepHooks& hooks, Cleanup& c) {
   auto text = read_file(file);
   if (!text) return;
   for (auto line : split(*text, '\n')) {
     auto p = parse_probe_line(line);
     bool live = false;
     if (p.group.empty() || !swept(p.group, include_live, &live)) continue;
+    if (hooks.interrupted && hooks.interrupted()) {
+      c.interrupted = true;
+      return;
+    }
     const std::string id = p.group + "/" + p.event;
+    if (hooks.starting) hooks.starting("probe " + id);
     // A dead run never enables its probes at the top level, but a user may
     // have, or a run of a version that did: undo that or the removal is EBUSY.
     const std::string ev = top + "/events/" + id;
-    Steps steps{{top}, {}};
+    Steps steps{{top}, &hooks, {}, false};
     if (exists(ev)) {
       steps.set_unless(ev + "/enable", "0", {"0"});
       steps.remove_triggers(ev + "/trigger");
       steps.set_unless(ev + "/filter", "0", {"none", ""});
+    }
+    if (steps.stopped) {
+      c.interrupted = true;
+      return;
     }
     auto s = write_control(file, "-:" + id, true, {top});
     if (s) {
@@ -190,21 +235,39 @@ ProbeLine parse_probe_line(std::string_view line) {
   return {std::string(id.substr(0, slash)), std::string(id.substr(slash + 1))};
 }
 
-Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live) {
+Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live,
+                         const SweepHooks& hooks) {
   Cleanup c;
   for (const auto& name : subdirs(tracing_dir + "/instances")) {
     bool live = false;
-    if (swept(name, include_live, &live)) sweep_instance(tracing_dir, name, live, c);
+    if (swept(name, include_live, &live)) sweep_instance(tracing_dir, name, live, hooks, c);
+    if (c.interrupted) return c;
   }
   // dynamic_events lists the probes of kprobe_events and uprobe_events too:
   // read one or the others, so that nothing is removed twice.
   if (exists(tracing_dir + "/dynamic_events")) {
-    sweep_probes(tracing_dir, tracing_dir + "/dynamic_events", include_live, c);
+    sweep_probes(tracing_dir, tracing_dir + "/dynamic_events", include_live, hooks, c);
   } else {
-    sweep_probes(tracing_dir, tracing_dir + "/kprobe_events", include_live, c);
-    sweep_probes(tracing_dir, tracing_dir + "/uprobe_events", include_live, c);
+    sweep_probes(tracing_dir, tracing_dir + "/kprobe_events", include_live, hooks, c);
+    if (!c.interrupted)
+      sweep_probes(tracing_dir, tracing_dir + "/uprobe_events", include_live, hooks, c);
   }
   return c;
+}
+
+Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, std::ostream& warn,
+                       const std::function<bool()>& interrupted) {
+  SweepHooks hooks;
+  hooks.interrupted = interrupted;
+  hooks.starting = [&](const std::string& what) {
+    warn << tool << ": removing " << what << ", left by a dead run..." << std::endl;
+  };
+  Cleanup c = remove_leftovers(tracing_dir, false, hooks);
+  for (const auto& f : c.failed) warn << tool << ": cannot remove " << f << "\n";
+  if (c.interrupted)
+    return Error{EINTR, "interrupted while removing what dead runs left in tracefs", {},
+                 "reset-tracing removes the rest"};
+  return {};
 }
 
 Cleanup reset_global(const std::string& tracing_dir) {

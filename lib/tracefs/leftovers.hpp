@@ -4,9 +4,13 @@
 // starts; reset-tracing does it on demand.
 #pragma once
 
+#include <functional>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "util/result.hpp"
 
 namespace tracekit::tracefs {
 
@@ -18,6 +22,17 @@ struct Cleanup {
   // The same, with the reason appended: "instance tracekit_12_0: Device or
   // resource busy (...)".
   std::vector<std::string> failed;
+  // The sweep stopped early (SweepHooks::interrupted): the rest is still there.
+  bool interrupted = false;
+};
+
+struct SweepHooks {
+  // Called before each leftover is swept, with its name as removed lists it
+  // and, for an instance, how many triggers it holds ("instance
+  // tracekit_12_0, 324 triggers"): each takes the kernel a synchronisation.
+  std::function<void(const std::string&)> starting;
+  // Asked between steps; true stops the sweep where it is.
+  std::function<bool()> interrupted;
 };
 
 // Removes the leftovers of dead runs. include_live: also those of runs that
@@ -31,7 +46,15 @@ struct Cleanup {
 // cleared, then "-:group/event" is appended to the file that lists it. A
 // step that fails does not stop the others; only the final removal decides
 // between removed and failed. Never throws.
-Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live = false);
+Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live = false,
+                         const SweepHooks& hooks = {});
+
+// What a tool does at start: removes dead runs' leftovers, saying on warn
+// what it removes ("stackcount: removing instance tracekit_12_0, 324 triggers,
+// left by a dead run...") and what it could not. Error (EINTR) when
+// interrupted() stopped it: the tool should end.
+Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, std::ostream& warn,
+                       const std::function<bool()>& interrupted);
 
 // reset-tracing -f: the top-level ftrace state perf-tools' reset-ftrace
 // resets, and the other global function filters: current_tracer back to

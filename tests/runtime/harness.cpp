@@ -100,8 +100,16 @@ bool Running::pump(int timeout_ms) {
 }
 
 bool Running::wait_for_stdout(const std::string& text, double timeout_s) {
+  return wait_for(r_.out, text, timeout_s);
+}
+
+bool Running::wait_for_stderr(const std::string& text, double timeout_s) {
+  return wait_for(r_.err, text, timeout_s);
+}
+
+bool Running::wait_for(const std::string& where, const std::string& text, double timeout_s) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (r_.out.find(text) == std::string::npos) {
+  while (where.find(text) == std::string::npos) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !pump(static_cast<int>(left.count()))) return false;

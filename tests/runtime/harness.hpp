@@ -40,6 +40,8 @@ class Running {
   // Reads output until stdout contains text (true) or timeout_s passes or
   // the process closes its output (false).
   bool wait_for_stdout(const std::string& text, double timeout_s);
+  // The same for stderr.
+  bool wait_for_stderr(const std::string& text, double timeout_s);
   void signal(int sig);
   // Collects the rest of the output and the exit status (SIGKILL after
   // timeout_s).
@@ -48,6 +50,7 @@ class Running {
 
  private:
   bool pump(int timeout_ms);  // false when both pipes are closed
+  bool wait_for(const std::string& where, const std::string& text, double timeout_s);
   pid_t pid_ = -1;
   int fds_[2] = {-1, -1};
   RunResult r_;

@@ -77,8 +77,10 @@ count() { grep -Ec -- "$2" "$1"; }
 # The workload is killed when the case ends.
 start_workload() {
   local out=/tmp/workload.$$.$1 i=0
-  : > "$out"
-  "$@" >> "$out" 2>&1 &
+  # A fresh file: an earlier workload's "ready" line must not be read as
+  # this one's (the shell opens the file in the child, after fork).
+  rm -f "$out"
+  "$@" > "$out" 2>&1 &
   WL_PID=$!
   defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
   while ! grep -q '^ready ' "$out"; do

@@ -9,8 +9,8 @@ N=997
 # "go"), waits for its "ready" line; sets WL_PID.
 go_workload() {
   local out=/tmp/wl.out i=0
-  : > "$out"
-  "$@" >> "$out" 2>&1 &
+  rm -f "$out"   # (see traced_run)
+  "$@" > "$out" 2>&1 &
   WL_PID=$!
   defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
   while ! grep -q '^ready ' "$out"; do
@@ -34,6 +34,10 @@ wait_for() {
 traced_run() {
   local out=$1 tool
   shift
+  # The file must not exist before the tool opens it: the header of an
+  # earlier case's run would be taken for this one's (the shell truncates
+  # the file in the child, after fork, maybe after wait_for looked).
+  rm -f "$out" "$out.err"
   "$@" > "$out" 2> "$out.err" &
   tool=$!
   defer "kill $tool 2>/dev/null"
@@ -103,6 +107,7 @@ case_glob_traces_several_functions() {
 # stacksnoop, buffered: every call's stack, printed once at the end.
 case_stacksnoop_kprobe_buffered_exact() {
   go_workload reads $N
+  rm -f /tmp/ss.out /tmp/ss.err   # (see traced_run)
   stacksnoop -d 4 -p "$WL_PID" vfs_read > /tmp/ss.out 2> /tmp/ss.err &
   local tool=$!
   wait_for /tmp/ss.out '\(buffered\)'

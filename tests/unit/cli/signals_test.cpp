@@ -1,5 +1,7 @@
 #include "cli/signals.hpp"
 
+#include "util/exit_writes.hpp"
+
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -14,6 +16,8 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <string>
+#include <vector>
 #include <thread>
 
 namespace tracekit::cli {
@@ -36,7 +40,7 @@ int in_child(const std::function<int()>& body) {
 }
 
 TEST(CliSignalsTest, EachStopSignalSetsTheFlag) {
-  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
     EXPECT_EQ(in_child([sig] {
                 if (stop_requested() || stop_signal() != 0) return 1;
                 install_stop_handlers();
@@ -55,14 +59,77 @@ TEST(CliSignalsTest, FirstSignalIsKept) {
   EXPECT_EQ(in_child([] {
               install_stop_handlers();
               install_stop_handlers();  // idempotent
-              raise(SIGTERM);
-              raise(SIGINT);
+              raise(SIGPIPE);
+              raise(SIGTERM);  // the first stop from a user: SIGPIPE is none
               raise(SIGPIPE);
               if (!stop_requested()) return 1;
-              if (stop_signal() != SIGTERM) return 2;
+              if (stop_signal() != SIGPIPE) return 2;
               return 0;
             }),
             0);
+}
+
+// A second SIGINT/SIGTERM/SIGHUP/SIGQUIT ends the process at once with
+// 128 + signal, after the registered exit writes (an instance's tracing_on).
+TEST(CliSignalsTest, SecondStopSignalExitsAtOnce) {
+  for (int second : {SIGINT, SIGTERM, SIGHUP, SIGQUIT}) {
+    char path[] = "/tmp/tracekit_exit_write_XXXXXX";
+    int fd = mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "1\n", 2), 2);
+    close(fd);
+    std::string p = path;
+    EXPECT_EQ(in_child([&] {
+                install_stop_handlers();
+                if (add_exit_write(p, "0") < 0) return 1;
+                raise(SIGTERM);
+                if (!stop_requested()) return 2;
+                raise(second);  // does not return
+                return 3;
+              }),
+              128 + second)
+        << strsignal(second);
+    char buf[8] = {};
+    fd = open(path, O_RDONLY);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(read(fd, buf, sizeof buf), 1);
+    EXPECT_EQ(buf[0], '0') << "the exit write was not made";
+    close(fd);
+    unlink(path);
+  }
+}
+
+// Stop signals blocked by the parent (the mask survives exec) are unblocked.
+TEST(CliSignalsTest, InstallUnblocksStopSignals) {
+  EXPECT_EQ(in_child([] {
+              sigset_t set;
+              sigemptyset(&set);
+              sigaddset(&set, SIGINT);
+              sigaddset(&set, SIGTERM);
+              sigprocmask(SIG_BLOCK, &set, nullptr);
+              install_stop_handlers();
+              sigset_t now;
+              sigprocmask(SIG_BLOCK, nullptr, &now);
+              if (sigismember(&now, SIGINT) || sigismember(&now, SIGTERM)) return 1;
+              raise(SIGINT);
+              if (!stop_requested()) return 2;
+              return 0;
+            }),
+            0);
+}
+
+TEST(ExitWritesTest, SlotsAreReusedAndRemovedWritesAreNotMade) {
+  std::vector<int> slots;
+  for (int i = 0; i < 16; ++i) slots.push_back(add_exit_write("/nonexistent/x", "0"));
+  for (int s : slots) EXPECT_GE(s, 0);
+  EXPECT_EQ(add_exit_write("/nonexistent/y", "0"), -1) << "the registry is full";
+  EXPECT_EQ(add_exit_write(std::string(600, 'a'), "0"), -1) << "too long";
+  for (int s : slots) remove_exit_write(s);
+  EXPECT_EQ(run_exit_writes(), 0);
+  int s = add_exit_write("/nonexistent/z", "0");
+  EXPECT_GE(s, 0);
+  remove_exit_write(s);
+  remove_exit_write(-1);  // ignored
 }
 
 TEST(CliSignalsTest, RequestStop) {
@@ -73,7 +140,7 @@ TEST(CliSignalsTest, RequestStop) {
               request_stop(SIGPIPE);
               if (stop_signal() != SIGPIPE) return 3;
               install_stop_handlers();
-              raise(SIGINT);
+              raise(SIGPIPE);
               if (stop_signal() != SIGPIPE) return 4;
               return 0;
             }),

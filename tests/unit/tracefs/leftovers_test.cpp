@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
+#include <sstream>
 
 #include "fake_tree.hpp"
 #include "tracefs/instance.hpp"
@@ -116,6 +118,71 @@ TEST(TracefsLeftoversTest, DeadInstanceIsTurnedOffThenRemoved) {
   // A fake directory with files in it cannot be removed: reported as failed.
   EXPECT_TRUE(c.removed.empty());
   EXPECT_EQ(c.failed, (Lines{"instance tracekit_99999999_0: Directory not empty"}));
+}
+
+// The sweep says what it starts on (with the triggers, each of which costs
+// the kernel a synchronisation), turns tracing off first, and stops between
+// steps when asked: what is left stays for the next sweep.
+TEST(TracefsLeftoversTest, SweepReportsProgressAndStopsWhenInterrupted) {
+  FakeTree t;
+  const std::string i = "instances/tracekit_99999999_0";
+  t.put(i + "/tracing_on", "1\n");
+  t.put(i + "/events/enable", "X\n");
+  t.put(i + "/events/sched/sched_switch/trigger", kTriggerHeader + "stacktrace:unlimited\n");
+  t.put(i + "/events/sched/sched_wakeup/trigger", kTriggerHeader + "stacktrace:unlimited\n");
+  t.put(i + "/events/sched/sched_waking/trigger", kTriggerHeader + "traceoff:unlimited\n");
+  t.put("uprobe_events", "p:tracekit_99999999/ev1 /bin/true:0x0000000000002490\n");
+  Lines started;
+  int asked = 0;
+  SweepHooks hooks;
+  hooks.starting = [&](const std::string& what) { started.push_back(what); };
+  hooks.interrupted = [&] { return ++asked > 3; };
+  auto c = remove_leftovers(t.dir(), false, hooks);
+  EXPECT_TRUE(c.interrupted);
+  EXPECT_EQ(started, (Lines{"instance tracekit_99999999_0, 3 triggers"}));
+  const std::string T = "T/" + i;
+  EXPECT_EQ(t.writes(), (Lines{
+                            "write " + T + "/tracing_on 0",
+                            "write " + T + "/events/enable 0",
+                            "append " + T + "/events/sched/sched_switch/trigger !stacktrace",
+                        }));
+  EXPECT_TRUE(c.removed.empty());
+  EXPECT_TRUE(c.failed.empty());
+  EXPECT_TRUE(t.has(i));
+  EXPECT_EQ(t.get("uprobe_events"), "p:tracekit_99999999/ev1 /bin/true:0x0000000000002490\n");
+
+  // Not interrupted: the rest, then the probe, each announced. (A fake
+  // trigger file keeps a removed trigger's line: still 3, where the kernel
+  // would list 2.)
+  t.log.clear();
+  started.clear();
+  hooks.interrupted = [] { return false; };
+  c = remove_leftovers(t.dir(), false, hooks);
+  EXPECT_FALSE(c.interrupted);
+  EXPECT_EQ(started, (Lines{"instance tracekit_99999999_0, 3 triggers",
+                            "probe tracekit_99999999/ev1"}));
+  EXPECT_EQ(c.removed, (Lines{"probe tracekit_99999999/ev1"}));
+}
+
+TEST(TracefsLeftoversTest, SweepDeadRunsSaysWhatAndEndsWhenInterrupted) {
+  FakeTree t;
+  t.mkdir("instances/tracekit_99999997_0");
+  t.put("uprobe_events", "p:tracekit_99999997/ev1 /bin/true:0x0000000000002490\n");
+  std::ostringstream warn;
+  auto st = sweep_dead_runs(t.dir(), "stackcount", warn, [] { return false; });
+  EXPECT_TRUE(st.ok());
+  EXPECT_EQ(warn.str(),
+            "stackcount: removing instance tracekit_99999997_0, left by a dead run...\n"
+            "stackcount: removing probe tracekit_99999997/ev1, left by a dead run...\n");
+  EXPECT_FALSE(t.has("instances/tracekit_99999997_0"));
+
+  t.mkdir("instances/tracekit_99999996_0");
+  t.put("instances/tracekit_99999996_0/tracing_on", "1\n");
+  std::ostringstream warn2;
+  st = sweep_dead_runs(t.dir(), "stacksnoop", warn2, [] { return true; });
+  ASSERT_FALSE(st.ok());
+  EXPECT_EQ(st.error().err, EINTR);
+  EXPECT_TRUE(t.has("instances/tracekit_99999996_0"));
 }
 
 TEST(TracefsLeftoversTest, QuietDeadInstanceIsJustRemoved) {

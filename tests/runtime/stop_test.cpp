@@ -1,0 +1,112 @@
+// Ending runs: SIGQUIT is a stop like SIGTERM; a teardown of many events says
+// so and a second Ctrl-C ends it at once (the next run's sweep removes the
+// rest); the start-up sweep of a killed run's leftovers says what it removes
+// and gives way to Ctrl-C.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <string>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+// 80 syscall tracepoints on this kernel: each trigger and event costs the
+// kernel a synchronisation to detach (KERNEL-NOTES), seconds in all.
+const char* kManyEvents = "t:syscalls:sys_enter_[a-f]*";
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+class StopRuntime : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs";
+    before_ = tracefs_snapshot();
+  }
+  void TearDown() override {
+    if (geteuid() == 0) {
+      EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
+    }
+  }
+  // reset-tracing -q: what an interrupted run left goes.
+  void reset() {
+    auto r = run({tool_path("reset-tracing"), "-q"}, 120);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+  }
+  std::string before_;
+};
+
+TEST_F(StopRuntime, SigquitEndsARunLikeSigterm) {
+  for (const char* backend : {"ftrace", "perf"}) {
+    Running t({tool_path("stackcount"), "--backend", backend, "t:sched:sched_switch"});
+    ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 30)) << backend;
+    t.signal(SIGQUIT);
+    auto r = t.finish(30);
+    EXPECT_EQ(r.exit_code, 0) << backend << ": " << r.err;
+    EXPECT_NE(r.out.find("Detaching..."), std::string::npos) << r.out;
+    EXPECT_EQ(tracefs_snapshot(), before_) << backend;
+  }
+}
+
+TEST_F(StopRuntime, SecondCtrlCEndsASlowDetachAtOnce) {
+  // One Ctrl-C: the whole detach, announced.
+  Running once({tool_path("stackcount"), "-K", kManyEvents});
+  ASSERT_TRUE(once.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
+  auto t0 = std::chrono::steady_clock::now();
+  once.signal(SIGINT);
+  auto r1 = once.finish(120);
+  double full = seconds_since(t0);
+  EXPECT_EQ(r1.exit_code, 0) << r1.err;
+  EXPECT_NE(r1.err.find("detaching 80 events (Ctrl-C again"), std::string::npos) << r1.err;
+  EXPECT_EQ(tracefs_snapshot(), before_);
+
+  // Two: out at the second, long before the detach would have ended.
+  Running twice({tool_path("stackcount"), "-K", kManyEvents});
+  ASSERT_TRUE(twice.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
+  twice.signal(SIGINT);
+  ASSERT_TRUE(twice.wait_for_stderr("detaching 80 events", 30));
+  auto t1 = std::chrono::steady_clock::now();
+  twice.signal(SIGINT);
+  auto r2 = twice.finish(120);
+  double second = seconds_since(t1);
+  EXPECT_EQ(r2.exit_code, 128 + SIGINT) << r2.err;
+  EXPECT_NE(r2.err.find("stopped at once (second signal)"), std::string::npos) << r2.err;
+  std::cout << "detach after one Ctrl-C: " << full << " s; exit after the second: " << second
+            << " s\n";
+  EXPECT_LT(second, std::max(1.0, full / 2)) << "full detach took " << full << " s";
+  EXPECT_NE(tracefs_snapshot(), before_) << "the rest is left for the next run";
+  reset();
+}
+
+TEST_F(StopRuntime, StartupSweepSaysWhatItRemovesAndGivesWayToCtrlC) {
+  Running killed({tool_path("stackcount"), "-K", kManyEvents});
+  ASSERT_TRUE(killed.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
+  killed.signal(SIGKILL);
+  killed.finish(10);
+  ASSERT_NE(tracefs_snapshot(), before_) << "a SIGKILLed run leaves its instance";
+
+  Running next({tool_path("stackcount"), "-K", "-D", "1", "t:sched:sched_switch"});
+  ASSERT_TRUE(next.wait_for_stderr("stackcount: removing instance tracekit_", 30)) << next.pid();
+  auto t0 = std::chrono::steady_clock::now();
+  next.signal(SIGINT);
+  auto r = next.finish(120);
+  double took = seconds_since(t0);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_NE(r.err.find("80 triggers, left by a dead run..."), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("interrupted while removing what dead runs left"), std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.out.find("Tracing"), std::string::npos) << "it must not go on to trace";
+  std::cout << "exit after Ctrl-C during the sweep: " << took << " s\n";
+  EXPECT_LT(took, 2.0);
+  reset();
+}
+
+}  // namespace
+}  // namespace tracekit::testing
