@@ -185,6 +185,7 @@ bool Workload::wait_line(const std::string& line, double timeout_s) {
     while ((nl = buffered_.find('\n')) != std::string::npos) {
       std::string got = buffered_.substr(0, nl);
       buffered_.erase(0, nl + 1);
+      lines_.push_back(got);
       if (got == line) return true;
     }
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(

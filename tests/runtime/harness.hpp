@@ -74,12 +74,15 @@ class Workload {
   // Reads the workload's stdout until a line equal to line arrives (true) or
   // timeout_s passes (false).
   bool wait_line(const std::string& line, double timeout_s);
+  // Every line read so far by wait_line(), in order.
+  const std::vector<std::string>& lines() const { return lines_; }
 
  private:
   pid_t pid_ = -1;
   int in_ = -1;   // its stdin
   int out_ = -1;  // its stdout
   std::string buffered_;
+  std::vector<std::string> lines_;
 };
 
 // Waits until process pid holds at least n perf event file descriptors

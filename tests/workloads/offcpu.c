@@ -9,7 +9,8 @@
  * Each blocks through a raw `syscall` instruction inside the function, so
  * the function is the user leaf of the blocked stack (libc has no frame
  * pointers). Protocol: prints "ready PID", waits for a byte on stdin, runs
- * the three phases, prints "done", then waits on stdin until killed.
+ * the three phases, prints "took FUNCTION MICROSECONDS" (each phase's wall
+ * time) and "done", then waits on stdin until killed.
  */
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -40,9 +41,17 @@ int main(void) {
   char c;
   say_ready();
   if (read(0, &c, 1) != 1) return 1;
+  /* Each phase's wall time is its off-CPU time (it hardly runs): on a busy
+   * machine a wake-up waits for a CPU, and that wait is off-CPU too. */
+  double t0 = now();
   sleep_known(37, 20);
+  double t1 = now();
   poll_known(10, 50);
+  double t2 = now();
   nap_short(50, 2);
+  double t3 = now();
+  printf("took sleep_known %.0f\ntook poll_known %.0f\ntook nap_short %.0f\n", (t1 - t0) * 1e6,
+         (t2 - t1) * 1e6, (t3 - t2) * 1e6);
   printf("done\n");
   fflush(stdout);
   while (read(0, &c, 1) == 1) {
