@@ -89,7 +89,7 @@ int profile_main(int argc, char** argv) {
   if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
-  auto profiler = profile::Profiler::start(o);
+  auto profiler = profile::Profiler::start(o, cli::stop_requested);
   if (!profiler) {
     std::cerr << "profile: " << profiler.error().str() << "\n";
     return cli::kExitFailure;
