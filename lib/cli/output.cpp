@@ -122,7 +122,8 @@ FdBuf::pos_type FdBuf::seekoff(off_type off, std::ios_base::seekdir dir,
 
 StdoutGuard::StdoutGuard(std::string tool)
     : tool_(std::move(tool)),
-      buf_(STDOUT_FILENO, [] { return stop_signal_count() >= 2; }, isatty(STDOUT_FILENO) == 1),
+      buf_(
+          STDOUT_FILENO, [] { return stop_signal_count() >= 2; }, isatty(STDOUT_FILENO) == 1),
       old_(std::cout.rdbuf(&buf_)) {
   g_stdout = &buf_;
 }

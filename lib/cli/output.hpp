@@ -41,10 +41,10 @@ WriteResult write_lines(int fd, std::string_view data, size_t chunk_max,
 
 // A streambuf writing to fd through write_lines(). Buffered (64 KiB): the
 // buffer goes out on flush (sync), when full (up to its last newline), and,
-// when line_buffered (a terminal), whenever a newline is put. After the first failed write every later one
-// fails at once (the stream goes bad) and nothing more reaches fd. tellp()
-// on a stream over it gives the bytes put so far (written or buffered), to
-// compare with written(). The fd is not owned.
+// when line_buffered (a terminal), whenever a newline is put. After the first failed write every
+// later one fails at once (the stream goes bad) and nothing more reaches fd. tellp() on a stream
+// over it gives the bytes put so far (written or buffered), to compare with written(). The fd is
+// not owned.
 class FdBuf : public std::streambuf {
  public:
   // abort: see write_lines (empty: never abort). Chunks are PIPE_BUF bytes
@@ -54,14 +54,15 @@ class FdBuf : public std::streambuf {
   FdBuf(const FdBuf&) = delete;
   FdBuf& operator=(const FdBuf&) = delete;
 
-  int error() const { return error_; }  // errno of the first failed write, 0
+  int error() const { return error_; }           // errno of the first failed write, 0
   uint64_t written() const { return written_; }  // bytes that reached fd
 
  protected:
   int_type overflow(int_type c) override;
   std::streamsize xsputn(const char* s, std::streamsize n) override;
   int sync() override;
-  pos_type seekoff(off_type off, std::ios_base::seekdir dir, std::ios_base::openmode which) override;
+  pos_type seekoff(off_type off, std::ios_base::seekdir dir,
+                   std::ios_base::openmode which) override;
 
  private:
   // Writes the buffer out: all of it, or (whole_lines) only up to its last

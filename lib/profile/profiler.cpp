@@ -61,7 +61,8 @@ Status check_rate(const Options& o, long max_rate) {
   // -c COUNT samples every COUNT ns of CPU time: 1e9 / COUNT per second on
   // a busy CPU, held to the same limit as -F.
   constexpr uint64_t kNsPerSec = 1000000000;
-  uint64_t min_count = (kNsPerSec + static_cast<uint64_t>(max_rate) - 1) / static_cast<uint64_t>(max_rate);
+  const auto rate = static_cast<uint64_t>(max_rate);
+  uint64_t min_count = (kNsPerSec + rate - 1) / rate;
   if (*o.count >= min_count) return {};
   return Error{0,
                "count " + std::to_string(*o.count) + " (a sample every " +

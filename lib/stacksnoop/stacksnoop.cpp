@@ -24,7 +24,7 @@ struct Snooper::Impl {
   std::unordered_map<int, std::string> comms;
   std::vector<output::Frame> frames;
   uint64_t read = 0;
-  uint64_t printed = 0;         // events known to have reached out's reader
+  uint64_t printed = 0;        // events known to have reached out's reader
   std::vector<uint64_t> ends;  // since out's last good flush: where each event's text ends
 
   std::string_view comm(int pid) {

@@ -58,7 +58,8 @@ void expect_whole_lines(const std::string& out) {
   std::getline(in, line);  // the header
   unsigned long bad = 0;
   while (std::getline(in, line))
-    if (!std::regex_match(line, line_re) && bad++ < 3) ADD_FAILURE() << "cut line: '" << line << "'";
+    if (!std::regex_match(line, line_re) && bad++ < 3)
+      ADD_FAILURE() << "cut line: '" << line << "'";
 }
 
 class OutputErrorsRuntime : public ::testing::Test {
@@ -76,7 +77,8 @@ class OutputErrorsRuntime : public ::testing::Test {
 };
 
 // Row 4: a full disk. Each tool runs with its stdout on /dev/full, through
-// sh so that the redirection is the shell's.
+// sh (exec: a tool that times out is the one killed) so that the redirection
+// is the shell's.
 TEST_F(OutputErrorsRuntime, WriteErrorsAreReportedAndFailTheRun) {
   struct Case {
     std::string tool;
@@ -96,7 +98,8 @@ TEST_F(OutputErrorsRuntime, WriteErrorsAreReportedAndFailTheRun) {
   };
   for (const auto& c : cases) {
     auto start = std::chrono::steady_clock::now();
-    auto r = run({"/bin/sh", "-c", tool_path(c.tool) + " " + c.args + " > /dev/full"}, 30);
+    std::string cmd = "exec " + tool_path(c.tool) + " " + c.args + " > /dev/full";
+    auto r = run({"/bin/sh", "-c", cmd}, 30);
     double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     EXPECT_FALSE(r.timed_out) << c.tool << " " << c.args;
     EXPECT_EQ(r.exit_code, 1) << c.tool << " " << c.args << ": " << r.err;

@@ -31,10 +31,12 @@ TEST_F(ProfileRateRuntime, CountAboveTheKernelLimitIsRefused) {
   auto r = run({tool_path("profile"), "-c", "1", "2"}, 20);
   EXPECT_EQ(r.exit_code, 1) << r.err;
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err, "profile: count 1 (a sample every 1 ns of CPU time) is above this kernel's "
-                   "limit of " + std::to_string(max_rate_) +
-                       " samples per second (use -c " + std::to_string(min_count_) +
-                       " or more, or raise kernel.perf_event_max_sample_rate with sysctl)\n");
+  EXPECT_EQ(r.err,
+            "profile: count 1 (a sample every 1 ns of CPU time) is above this kernel's "
+            "limit of " +
+                std::to_string(max_rate_) + " samples per second (use -c " +
+                std::to_string(min_count_) +
+                " or more, or raise kernel.perf_event_max_sample_rate with sysctl)\n");
 }
 
 // One CPU at the highest rate allowed (the other stays free for the test and
@@ -42,8 +44,8 @@ TEST_F(ProfileRateRuntime, CountAboveTheKernelLimitIsRefused) {
 // empty and the time measured is the loop's.
 TEST_F(ProfileRateRuntime, SigtermEndsARunAtTheHighestRateAtOnce) {
   Workload w("stackwork");  // waits on its stdin: never on CPU
-  Running t({tool_path("profile"), "-U", "-C", "0", "-c", std::to_string(min_count_), "-p",
-             w.pid_str()});
+  Running t(
+      {tool_path("profile"), "-U", "-C", "0", "-c", std::to_string(min_count_), "-p", w.pid_str()});
   ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20)) << "no header";
   t.wait_for_stdout("never printed", 1.0);  // let the rings fill
   auto start = std::chrono::steady_clock::now();

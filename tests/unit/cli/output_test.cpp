@@ -83,12 +83,12 @@ TEST(CliOutputTest, NextChunkEndsAtANewline) {
   const Case cases[] = {
       {"", 10, 0},
       {"abc\n", 10, 4},
-      {"ab\ncd", 5, 5},                   // fits whole, newline or not
-      {"ab\ncdef", 5, 3},                 // up to the last newline within max
-      {"aaaa\nbbbb\ncccc\n", 12, 10},     // ... the last of several
+      {"ab\ncd", 5, 5},                // fits whole, newline or not
+      {"ab\ncdef", 5, 3},              // up to the last newline within max
+      {"aaaa\nbbbb\ncccc\n", 12, 10},  // ... the last of several
       {"aaaa\nbbbb\ncccc\n", 15, 15},
-      {"aaaaaaaaaaaa\nb\n", 5, 13},       // one line longer than max: that line
-      {"aaaaaaaaaa", 5, 10},              // no newline at all: everything
+      {"aaaaaaaaaaaa\nb\n", 5, 13},  // one line longer than max: that line
+      {"aaaaaaaaaa", 5, 10},         // no newline at all: everything
   };
   for (const auto& c : cases) EXPECT_EQ(next_chunk(c.data, c.max), c.len) << c.data << " " << c.max;
 }
@@ -164,7 +164,8 @@ TEST(CliOutputTest, InterruptedWritesAreRetried) {
   EXPECT_EQ(in_child([] {
               std::string data = lines(3000);
               WriteResult r;
-              std::string got = interrupted_write(data, 3, [] { return false; }, r);
+              std::string got = interrupted_write(
+                  data, 3, [] { return false; }, r);
               if (r.error != 0) return 1;
               if (r.written != data.size()) return 2;
               if (got != data) return 3;  // nothing lost, nothing doubled
@@ -177,7 +178,8 @@ TEST(CliOutputTest, AbortLeavesWholeLinesInThePipe) {
   EXPECT_EQ(in_child([] {
               std::string data = lines(3000);
               WriteResult r;
-              std::string got = interrupted_write(data, 1, [] { return g_usr1 > 0; }, r);
+              std::string got = interrupted_write(
+                  data, 1, [] { return g_usr1 > 0; }, r);
               if (r.error != EINTR) return 1;
               if (r.written == 0 || r.written >= data.size()) return 2;
               if (got != data.substr(0, r.written)) return 3;

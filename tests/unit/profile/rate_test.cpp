@@ -65,8 +65,9 @@ TEST(ProfileRateTest, LostWarningNamesTheOptionUsed) {
             "WARNING: 12 samples lost: the perf ring buffer overflowed. Consider lowering -F.\n");
   EXPECT_EQ(lost_warning(with_frequency(999), 3),
             "WARNING: 3 samples lost: the perf ring buffer overflowed. Consider lowering -F.\n");
-  EXPECT_EQ(lost_warning(with_count(10000), 119000),
-            "WARNING: 119000 samples lost: the perf ring buffer overflowed. Consider raising -c.\n");
+  EXPECT_EQ(
+      lost_warning(with_count(10000), 119000),
+      "WARNING: 119000 samples lost: the perf ring buffer overflowed. Consider raising -c.\n");
 }
 
 }  // namespace
