@@ -4,6 +4,7 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/summary.hpp"
+#include "cli/sweep.hpp"
 #include "offcpu/offcputime.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
@@ -94,6 +95,7 @@ int offcputime_main(int argc, char** argv) {
   if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
+  cli::sweep_leftovers(cli::Sweep::kMount);
   auto tracer = offcpu::Tracer::start(o);
   if (!tracer) {
     std::cerr << "offcputime: " << tracer.error().str() << "\n";

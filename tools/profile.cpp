@@ -4,6 +4,7 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/summary.hpp"
+#include "cli/sweep.hpp"
 #include "profile/profiler.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
@@ -89,7 +90,8 @@ int profile_main(int argc, char** argv) {
   if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
-  auto profiler = profile::Profiler::start(o);
+  cli::sweep_leftovers(cli::Sweep::kIfMounted);
+  auto profiler = profile::Profiler::start(o, cli::stop_requested);
   if (!profiler) {
     std::cerr << "profile: " << profiler.error().str() << "\n";
     return cli::kExitFailure;

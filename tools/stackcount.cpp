@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 #include "cli/signals.hpp"
 #include "probe/spec.hpp"
 #include "stackcount/stackcount.hpp"
@@ -102,6 +103,7 @@ void print_report(stackcount::Counter& c, const stackcount::Options& o) {
     std::cout << buf << "\n";
   }
   c.report(std::cout, std::cerr);
+  std::cout.flush();
 }
 
 }  // namespace
@@ -125,15 +127,15 @@ int stackcount_main(int argc, char** argv) {
               << "\"... Hit Ctrl-C to end." << std::endl;
 
   cli::Deadline end(o.duration);
-  while (!cli::stop_requested() && !end.expired()) {
+  auto go_on = [&] { return !cli::stop_requested() && !end.expired() && !cli::output_failed(); };
+  while (go_on()) {
     cli::Deadline next(o.interval);
-    while (!cli::stop_requested() && !end.expired() && !next.expired())
+    while (go_on() && !next.expired())
       counter->poll(std::min(end.poll_timeout_ms(250), next.poll_timeout_ms(250)));
-    if (o.interval && next.expired() && !cli::stop_requested() && !end.expired())
-      print_report(*counter, o);
+    if (o.interval && next.expired() && go_on()) print_report(*counter, o);
   }
   counter->stop();
-  if (cli::stop_signal() == SIGPIPE) return cli::kExitOk;
+  if (cli::stop_signal() == SIGPIPE || cli::output_failed()) return cli::kExitOk;
   print_report(*counter, o);
   if (!o.folded) std::cout << "Detaching..." << std::endl;
   return cli::kExitOk;

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/output.hpp"
 #include "cli/signals.hpp"
 #include "tools.hpp"
 
@@ -29,6 +30,13 @@ const Entry* find(std::string_view name) {
   return nullptr;
 }
 
+// Every tool's stdout goes through one StdoutGuard: a write that fails is
+// reported and fails the run, whichever tool wrote it.
+int run(const Entry& e, int argc, char** argv) {
+  tracekit::cli::StdoutGuard out(e.name);
+  return out.finish(e.main(argc, argv));
+}
+
 int list(std::ostream& out) {
   out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
          "  tools:\n";
@@ -51,12 +59,12 @@ int main(int argc, char** argv) {
   tracekit::cli::install_stop_handlers();
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
-  if (const Entry* e = find(self)) return e->main(argc, argv);
+  if (const Entry* e = find(self)) return run(*e, argc, argv);
 
   if (argc < 2) return list(std::cerr), 2;
   std::string_view sub = argv[1];
   if (sub == "-h" || sub == "--help") return list(std::cout);
-  if (const Entry* e = find(sub)) return e->main(argc - 1, argv + 1);
+  if (const Entry* e = find(sub)) return run(*e, argc - 1, argv + 1);
   std::cerr << "tracekit: unknown tool '" << sub << "'\n";
   list(std::cerr);
   return 2;

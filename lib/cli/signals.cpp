@@ -35,6 +35,7 @@ namespace {
 
 std::atomic<int> g_first_signal{0};
 std::atomic<bool> g_stop{false};
+std::atomic<int> g_signals{0};  // stop signals received
 static_assert(std::atomic<int>::is_always_lock_free && std::atomic<bool>::is_always_lock_free,
               "signal handlers need lock-free atomics");
 
@@ -44,6 +45,7 @@ void record(int sig) {
   if (sig != 0) {
     int none = 0;
     g_first_signal.compare_exchange_strong(none, sig);
+    g_signals.fetch_add(1);
   }
   g_stop.store(true);
 }
@@ -97,6 +99,8 @@ void install_stop_handlers() {
 bool stop_requested() { return g_stop.load(); }
 
 int stop_signal() { return g_first_signal.load(); }
+
+int stop_signal_count() { return g_signals.load(); }
 
 void request_stop(int sig) { record(sig); }
 

@@ -17,6 +17,9 @@ bool stop_requested();
 // The first signal that arrived, 0 if none. A summary tool prints its
 // summary unless this is SIGPIPE.
 int stop_signal();
+// How many stop signals arrived (request_stop() with a signal counts too).
+// The first ends tracing; output (lib/cli/output) stops at the second.
+int stop_signal_count();
 // Sets the flag as if a signal had arrived (tests, internal errors).
 void request_stop(int sig = 0);
 // True when stdout is a pipe or socket whose reader has gone (POLLERR /

@@ -51,14 +51,17 @@ class PerCpuEvents {
   bool hung_up() const;
 
   // Drains every ring: fn(int cpu, const perf_event_header&,
-  // std::span<const uint8_t> record). Returns the number of records.
-  template <class Fn>
-  size_t drain(Fn&& fn) {
+  // std::span<const uint8_t> record), at most max_per_ring records from each,
+  // stopping as soon as stop() returns true (see Ring::drain). Returns the
+  // number of records.
+  template <class Fn, class Stop = NeverStop>
+  size_t drain(Fn&& fn, size_t max_per_ring = SIZE_MAX, Stop&& stop = Stop{}) {
     size_t n = 0;
-    for (size_t i = 0; i < rings_.size(); ++i) {
+    for (size_t i = 0; i < rings_.size() && !stop(); ++i) {
       int cpu = cpus_[i];
       n += rings_[i].drain(
-          [&](const perf_event_header& h, std::span<const uint8_t> r) { fn(cpu, h, r); });
+          [&](const perf_event_header& h, std::span<const uint8_t> r) { fn(cpu, h, r); },
+          max_per_ring, stop);
     }
     return n;
   }

@@ -16,6 +16,11 @@
 
 namespace tracekit::perf {
 
+// The default stop predicate of Ring::drain: read on.
+struct NeverStop {
+  bool operator()() const { return false; }
+};
+
 class Ring {
  public:
   // Maps fd with data_pages pages of data (rounded up to a power of two).
@@ -41,8 +46,15 @@ class Ring {
   // passed to fn. Returns how many records were read. A header the kernel
   // cannot have written (size below 8 or beyond head) means the ring is out of
   // step: everything available is dropped so the next drain starts in step.
-  template <class Fn>
-  size_t drain(Fn&& fn);
+  // At most max_records are read, and none once stop() returns true (it is
+  // asked before each record): the rest stays for the next drain. A reader
+  // under a flood of records thus gets back to its loop after a bounded
+  // amount of work, and at once when it is told to stop (a signal handler
+  // sets a flag that stop reads): a process starved by the sampling
+  // interrupts gets little CPU, and must spend none of it reading before it
+  // turns the events off.
+  template <class Fn, class Stop = NeverStop>
+  size_t drain(Fn&& fn, size_t max_records = SIZE_MAX, Stop&& stop = Stop{});
 
   bool empty() const;
   uint64_t lost() const { return lost_; }
@@ -61,15 +73,15 @@ class Ring {
   std::vector<uint8_t> scratch_;
 };
 
-template <class Fn>
-size_t Ring::drain(Fn&& fn) {
+template <class Fn, class Stop>
+size_t Ring::drain(Fn&& fn, size_t max_records, Stop&& stop) {
   if (base_ == nullptr) return 0;
   const uint64_t mask = data_size_ - 1;
   const uint64_t head = load_head();
   // Only we write data_tail, so a plain read sees our last store.
   uint64_t tail = static_cast<perf_event_mmap_page*>(base_)->data_tail;
   size_t n = 0;
-  while (tail < head) {
+  while (tail < head && n < max_records && !stop()) {
     const uint64_t off = tail & mask;
     perf_event_header hdr;
     // The header itself may straddle the end.

@@ -17,6 +17,12 @@ namespace {
 constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 constexpr size_t kRingPages = 128;
+// Records read from each ring per poll(): at the highest rates the rings
+// fill faster than they are read, and a poll that emptied them all would let
+// a stop request wait behind a great deal of work; what is left is read by
+// the next poll (whose wait returns at once while a ring is past its
+// watermark). Well under a millisecond of work.
+constexpr size_t kRecordsPerPoll = 256;
 
 std::string id_list(const std::vector<int>& ids) {
   if (ids.size() == 1) return std::to_string(ids[0]);
@@ -32,21 +38,44 @@ Status check_machine(const Options& o) {
   for (int tid : o.tids)
     if (!process_exists(tid))
       return Error{0, "no thread with TID " + std::to_string(tid), {}, "check the TID with ps -eLf"};
-  if (!o.count) {
-    auto max = read_file("/proc/sys/kernel/perf_event_max_sample_rate");
-    if (max.ok()) {
-      auto rate = parse_int<long>(trim(*max));
-      if (rate && o.frequency > *rate)
-        return Error{0,
-                     "frequency " + std::to_string(o.frequency) +
-                         " Hertz is above this kernel's limit of " + std::to_string(*rate),
-                     {}, "lower -F, or raise kernel.perf_event_max_sample_rate with sysctl"};
-    }
+  auto max = read_file("/proc/sys/kernel/perf_event_max_sample_rate");
+  if (max.ok()) {
+    auto rate = parse_int<long>(trim(*max));
+    if (rate) return check_rate(o, *rate);
   }
   return {};
 }
 
 }  // namespace
+
+Status check_rate(const Options& o, long max_rate) {
+  if (max_rate <= 0) return {};
+  const char* sysctl = "raise kernel.perf_event_max_sample_rate with sysctl";
+  if (!o.count) {
+    if (o.frequency <= max_rate) return {};
+    return Error{0,
+                 "frequency " + std::to_string(o.frequency) +
+                     " Hertz is above this kernel's limit of " + std::to_string(max_rate),
+                 {}, std::string("lower -F, or ") + sysctl};
+  }
+  // -c COUNT samples every COUNT ns of CPU time: 1e9 / COUNT per second on
+  // a busy CPU, held to the same limit as -F.
+  constexpr uint64_t kNsPerSec = 1000000000;
+  const auto rate = static_cast<uint64_t>(max_rate);
+  uint64_t min_count = (kNsPerSec + rate - 1) / rate;
+  if (*o.count >= min_count) return {};
+  return Error{0,
+               "count " + std::to_string(*o.count) + " (a sample every " +
+                   std::to_string(*o.count) + " ns of CPU time) is above this kernel's limit of " +
+                   std::to_string(max_rate) + " samples per second",
+               {}, "use -c " + std::to_string(min_count) + " or more, or " + sysctl};
+}
+
+std::string lost_warning(const Options& o, uint64_t lost) {
+  return "WARNING: " + std::to_string(lost) +
+         " samples lost: the perf ring buffer overflowed. Consider " +
+         (o.count ? "raising -c." : "lowering -F.") + "\n";
+}
 
 std::string header(const Options& o) {
   std::ostringstream s;
@@ -71,7 +100,7 @@ std::string header(const Options& o) {
   return s.str();
 }
 
-Result<Profiler> Profiler::start(const Options& o) {
+Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   if (auto st = check_machine(o); !st) return st.error();
 
   std::vector<int> cpus;
@@ -113,13 +142,15 @@ Result<Profiler> Profiler::start(const Options& o) {
 
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
   if (!events) return events.error();
-  Profiler p(o, std::move(*events), attr);
+  Profiler p(o, std::move(*events), attr, std::move(stop));
   if (auto st = p.events_.enable(); !st) return st.error();
   return p;
 }
 
-Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr)
+Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr,
+                   std::function<bool()> stop)
     : opts_(o),
+      stop_(std::move(stop)),
       sample_type_(attr.sample_type),
       events_(std::move(events)),
       names_(std::make_unique<perf::TaskNames>()),
@@ -159,9 +190,11 @@ void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const 
 
 void Profiler::poll(int timeout_ms) {
   events_.wait(timeout_ms);
-  events_.drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
-    consume(cpu, h, r);
-  });
+  events_.drain(
+      [this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+        consume(cpu, h, r);
+      },
+      kRecordsPerPoll, [this] { return stop_ && stop_(); });
 }
 
 void Profiler::stop() {
@@ -178,9 +211,7 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.folded = opts_.folded;
   p.kernel_symbols = !opts_.user_only;
   report::print_stack_report(out, err, counts_, user_syms_.get(), p);
-  if (events_.lost() > 0)
-    err << "WARNING: " << events_.lost()
-        << " samples lost: the perf ring buffer overflowed. Consider lowering -F.\n";
+  if (events_.lost() > 0) err << lost_warning(opts_, events_.lost());
   if (truncated_ > 0)
     err << "WARNING: " << truncated_ << " stacks were cut at " << max_stack_
         << " frames (kernel.perf_event_max_stack).\n";

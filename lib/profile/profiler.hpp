@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <memory>
 #include <optional>
@@ -45,14 +46,28 @@ struct Options {
 // to end." (with the variants bcc prints for -p/-L/-U/-K/-c/-C/duration).
 std::string header(const Options& o);
 
+// Whether o's sampling rate is within max_rate samples per second (this
+// kernel's kernel.perf_event_max_sample_rate): -F HZ, or -c COUNT as 1e9 /
+// COUNT (a sample every COUNT ns of CPU time). Error: names the option
+// given and the bound it must keep (hint: the smallest -c allowed). A
+// max_rate <= 0 bounds nothing. Pure.
+Status check_rate(const Options& o, long max_rate);
+
+// The warning for lost samples, naming the option that sets the rate: "...
+// Consider raising -c." with -c, else "... Consider lowering -F.". Pure.
+std::string lost_warning(const Options& o, uint64_t lost);
+
 class Profiler {
  public:
   // Checks the options against this machine (PIDs exist, CPU online,
   // frequency allowed), opens and enables the events. Error: a message
-  // naming the cause and the fix.
-  static Result<Profiler> start(const Options& o);
+  // naming the cause and the fix. stop (may be empty): asked before each
+  // record poll() reads; once it returns true, poll() returns at once (the
+  // tools pass cli::stop_requested).
+  static Result<Profiler> start(const Options& o, std::function<bool()> stop = {});
 
-  // Waits up to timeout_ms for samples and consumes what arrived.
+  // Waits up to timeout_ms for samples and consumes what arrived, a bounded
+  // number of records per ring (what is left waits for the next poll).
   void poll(int timeout_ms);
   // Stops sampling and consumes what is left in the rings.
   void stop();
@@ -64,11 +79,13 @@ class Profiler {
   uint64_t samples() const { return samples_; }
 
  private:
-  Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr);
+  Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr,
+           std::function<bool()> stop);
   void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec);
   bool wanted(uint32_t pid, uint32_t tid) const;
 
   Options opts_;
+  std::function<bool()> stop_;
   uint64_t sample_type_;
   perf::PerCpuEvents events_;
   // Behind pointers: process_ refers to both, and a Profiler is moved.

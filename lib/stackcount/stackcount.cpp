@@ -184,21 +184,29 @@ void Counter::stop() {
   }
 }
 
-void Counter::report(std::ostream& out, std::ostream& err) {
-  Impl& m = *impl_;
+report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool user_stacks) {
   report::PrintOptions p;
   p.style.frame_indent = 2;
-  p.style.process_line = m.o.per_pid && !m.o.pid;
-  p.pid_in_record = m.o.per_pid;
+  // -P asks for the process of each stack: "    comm [pid]", with -p too
+  // (bcc leaves it out with -p; the user asked for it, and -p PID does not
+  // say which name the process had).
+  p.style.process_line = o.per_pid;
+  p.pid_in_record = o.per_pid;
   p.style.bracketed_process = true;
-  p.style.folded_comm = m.o.per_pid;
-  p.style.delimiter = m.o.delimited && m.kernel_stacks && m.user_stacks;
-  p.style.addresses = m.o.verbose && !m.o.folded;
-  p.style.offsets = m.o.offset;
-  p.folded = m.o.folded;
-  p.kernel_symbols = m.kernel_stacks;
+  p.style.folded_comm = o.per_pid;
+  p.style.delimiter = o.delimited && kernel_stacks && user_stacks;
+  p.style.addresses = o.verbose && !o.folded;
+  p.style.offsets = o.offset;
+  p.folded = o.folded;
+  p.kernel_symbols = kernel_stacks;
   p.unit = "events";
   p.strip_tracing_frames = true;
+  return p;
+}
+
+void Counter::report(std::ostream& out, std::ostream& err) {
+  Impl& m = *impl_;
+  report::PrintOptions p = report_options(m.o, m.kernel_stacks, m.user_stacks);
   report::print_stack_report(out, err, m.counts, m.user_syms.get(), p);
   m.counts = aggregate::StackCounts(kStacks, kKeys);
 

@@ -18,6 +18,7 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "perf/task_names.hpp"
+#include "report/stack_records.hpp"
 #include "stacks/capture.hpp"
 #include "symbols/user.hpp"
 #include "util/result.hpp"
@@ -65,6 +66,11 @@ class Counter {
   explicit Counter(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };
+
+// How report() prints for these options, given which stacks are collected:
+// bcc's stackcount formats (frames indented 2, "    comm [pid]" with -P,
+// comm first in folded lines with -P). Pure.
+report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool user_stacks);
 
 // The error message start() returns when the pattern matches nothing.
 std::string zero_matches_message(const std::string& pattern);

@@ -1,5 +1,6 @@
 #include "stacksnoop/stacksnoop.hpp"
 
+#include <cstdint>
 #include <ostream>
 #include <unordered_map>
 
@@ -23,6 +24,9 @@ struct Snooper::Impl {
   symbols::KernelSymbols ksyms;
   std::unordered_map<int, std::string> comms;
   std::vector<output::Frame> frames;
+  uint64_t read = 0;
+  uint64_t printed = 0;        // events known to have reached out's reader
+  std::vector<uint64_t> ends;  // since out's last good flush: where each event's text ends
 
   std::string_view comm(int pid) {
     if (pid == 0) return "<idle>";
@@ -35,6 +39,8 @@ struct Snooper::Impl {
   }
 
   void print(const ftrace::Event& e, std::ostream& out) {
+    ++read;
+    if (!out) return;
     frames.clear();
     for (size_t i = 0; i < e.stack.size(); ++i) {
       output::Frame f;
@@ -47,6 +53,16 @@ struct Snooper::Impl {
     }
     output::SnoopEvent ev{e.ts, comm(e.pid), e.pid, e.cpu, &frames};
     output::snoop_event(out, ev, o.verbose, o.offset);
+    auto end = out.tellp();
+    std::streamoff off = end;
+    ends.push_back(off < 0 ? UINT64_MAX : static_cast<uint64_t>(off));
+  }
+
+  void flush(std::ostream& out) {
+    out.flush();
+    if (!out) return;  // ends stay, for unprinted() to weigh
+    printed += ends.size();
+    ends.clear();
   }
 };
 
@@ -93,16 +109,26 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
 void Snooper::poll(int timeout_ms, std::ostream& out) {
   Impl& m = *impl_;
   m.capture->reader().poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, out); });
-  out.flush();
+  m.flush(out);
 }
 
 void Snooper::finish(std::ostream& out) {
   Impl& m = *impl_;
   (void)m.capture->instance().set_tracing_on(false);
   m.capture->reader().flush([&](const ftrace::Event& e) { m.print(e, out); });
-  out.flush();
+  m.flush(out);
 }
 
 uint64_t Snooper::dropped() const { return impl_->capture->reader().dropped(); }
+
+uint64_t Snooper::read() const { return impl_->read; }
+
+uint64_t Snooper::unprinted(uint64_t delivered) const {
+  const Impl& m = *impl_;
+  uint64_t printed = m.printed;
+  for (uint64_t end : m.ends)
+    if (end <= delivered) ++printed;
+  return m.read - printed;
+}
 
 }  // namespace tracekit::stacksnoop

@@ -5,7 +5,9 @@
 // CPU. Live by default: each event is printed as it is read. Buffered (-d
 // SECS, perf-tools' mode): the buffer is enlarged, nothing is read while
 // tracing, and everything is read and printed once at the end; events the
-// buffer could not hold are counted and reported.
+// buffer could not hold are counted and reported. When the output fails
+// (the reader has gone, a second Ctrl-C), what was read but not printed is
+// counted for the tool to report.
 #pragma once
 
 #include <iosfwd>
@@ -34,12 +36,22 @@ class Snooper {
   Snooper(Snooper&&) noexcept;
   ~Snooper();
 
-  // Live: waits up to timeout_ms, prints what arrived.
+  // Live: waits up to timeout_ms, prints what arrived, flushes out.
   void poll(int timeout_ms, std::ostream& out);
-  // Stops tracing, reads and prints everything left.
+  // Stops tracing, reads and prints everything left, flushes out.
   void finish(std::ostream& out);
+  // Once out has failed (bad), events are still read and counted, but
+  // neither resolved nor printed.
+
   // Events the buffers refused.
   uint64_t dropped() const;
+  // Events read from the kernel.
+  uint64_t read() const;
+  // Events read but not printed whole, when only the first delivered bytes
+  // of out (counted as out.tellp() counts them: cli::output_written() for
+  // std::cout) reached its reader: those whose text ends beyond delivered,
+  // and those read after out failed. 0 while out has not failed.
+  uint64_t unprinted(uint64_t delivered) const;
 
  private:
   struct Impl;

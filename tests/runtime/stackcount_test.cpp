@@ -146,6 +146,24 @@ TEST_F(StackcountRuntime, PerProcessFoldedAndFilterKeepsOthersOut) {
   EXPECT_EQ(n, kSyscalls) << r.out;
 }
 
+// -P with -p still shows each stack's process: "    stackwork [PID]", through
+// either backend.
+TEST_F(StackcountRuntime, PerProcessWithPidKeepsTheProcessLine) {
+  for (std::vector<std::string> extra : {std::vector<std::string>{}, {"-K"}}) {
+    Workload w("stackwork");
+    std::vector<std::string> args = extra;
+    for (const char* a : {"-P", "-p"}) args.push_back(a);
+    args.push_back(w.pid_str());
+    args.push_back("t:syscalls:sys_enter_getppid");
+    auto r = trace("stackcount", args, w, "Hit Ctrl-C to end.\n");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto recs = parse_counts(r.out);
+    ASSERT_FALSE(recs.empty()) << r.out;
+    for (auto& rec : recs) EXPECT_EQ(rec.process, "stackwork [" + w.pid_str() + "]") << r.out;
+    EXPECT_EQ(total(recs), kSyscalls) << r.out;
+  }
+}
+
 TEST_F(StackcountRuntime, TwoRunsAtOnceBothCountExactly) {
   Workload w("stackwork");
   std::vector<std::string> args{tool_path("stackcount"), "-K", "-p", w.pid_str(),

@@ -237,5 +237,34 @@ TEST(PerfRingTest, MovedFromRingIsEmpty) {
   EXPECT_EQ(drain_all(c).size(), 1u);
 }
 
+// A reader under a flood gets back to its loop after max_records, and at
+// once when told to stop; what it did not read stays, in order, for the
+// next drain.
+TEST(PerfRingTest, DrainIsBoundedAndStopsWhenAsked) {
+  FakeRing fake(4096);
+  for (uint64_t ip = 1; ip <= 10; ++ip) fake.write(sample_rec(ip));
+  Ring r = fake.ring();
+  std::vector<uint64_t> ips;
+  auto collect = [&](const perf_event_header&, std::span<const uint8_t> rec) {
+    uint64_t ip;
+    std::memcpy(&ip, rec.data() + sizeof(perf_event_header), sizeof ip);
+    ips.push_back(ip);
+  };
+  EXPECT_EQ(r.drain(collect, 3), 3u);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_FALSE(r.empty());
+
+  // stop() is asked before each record: true after two more, then no more.
+  size_t asked = 0;
+  EXPECT_EQ(r.drain(collect, SIZE_MAX, [&] { return ++asked > 2; }), 2u);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(r.drain(collect, SIZE_MAX, [] { return true; }), 0u);
+
+  EXPECT_EQ(r.drain(collect), 5u);
+  EXPECT_EQ(ips, (std::vector<uint64_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}));
+  EXPECT_TRUE(r.empty());
+  EXPECT_EQ(fake.tail(), fake.head());
+}
+
 }  // namespace
 }  // namespace tracekit::perf
