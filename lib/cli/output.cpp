@@ -81,6 +81,9 @@ bool FdBuf::drain(bool whole_lines) {
     size_t nl = pending_.rfind('\n');
     if (nl != std::string::npos) len = nl + 1;
   }
+  // A second Ctrl-C while a write is blocked stops the printing (abort_),
+  // and what was not printed is counted, rather than ending the process.
+  WritingOutput writing;
   WriteResult r = write_lines(fd_, std::string_view(pending_).substr(0, len), chunk_max_, abort_);
   written_ += r.written;
   if (r.error != 0) {

@@ -66,8 +66,10 @@ void say(const char* s) { (void)!::write(STDERR_FILENO, s, std::strlen(s)); }
   _exit(128 + sig);
 }
 
+std::atomic<int> g_writing{0};  // WritingOutput objects alive
+
 void on_stop_signal(int sig) {
-  if (sig != SIGPIPE && g_user_signals.fetch_add(1) >= 1) exit_now(sig);
+  if (sig != SIGPIPE && g_user_signals.fetch_add(1) >= 1 && g_writing.load() == 0) exit_now(sig);
   record(sig);
 }
 
@@ -95,6 +97,9 @@ void install_stop_handlers() {
     pthread_sigmask(SIG_UNBLOCK, &ours, nullptr);
   });
 }
+
+WritingOutput::WritingOutput() { g_writing.fetch_add(1); }
+WritingOutput::~WritingOutput() { g_writing.fetch_sub(1); }
 
 bool stop_requested() { return g_stop.load(); }
 

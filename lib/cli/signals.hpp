@@ -2,7 +2,8 @@
 // interrupt blocking calls: no SA_RESTART) so that the main loop ends
 // normally and destructors undo what the run created in the kernel. A second
 // SIGINT, SIGTERM, SIGHUP or SIGQUIT exits at once (128 + signal), leaving
-// what is left in tracefs to the next run's sweep (util/exit_writes.hpp).
+// what is left in tracefs to the next run's sweep (util/exit_writes.hpp),
+// except while output is being written (WritingOutput).
 #pragma once
 
 #include <chrono>
@@ -20,6 +21,17 @@ int stop_signal();
 // How many stop signals arrived (request_stop() with a signal counts too).
 // The first ends tracing; output (lib/cli/output) stops at the second.
 int stop_signal_count();
+// While one of these lives (the tool's stdout is being written, maybe
+// blocked on a slow reader), a second stop signal does not exit at once: it
+// is counted, and the writer (lib/cli/output) stops printing and says what
+// it did not print. Not nested across threads.
+class WritingOutput {
+ public:
+  WritingOutput();
+  ~WritingOutput();
+  WritingOutput(const WritingOutput&) = delete;
+  WritingOutput& operator=(const WritingOutput&) = delete;
+};
 // Sets the flag as if a signal had arrived (tests, internal errors).
 void request_stop(int sig = 0);
 // True when stdout is a pipe or socket whose reader has gone (POLLERR /

@@ -99,6 +99,23 @@ TEST(CliSignalsTest, SecondStopSignalExitsAtOnce) {
   }
 }
 
+// While output is being written, a second stop is counted, not an exit: the
+// writer stops printing and reports what it did not print.
+TEST(CliSignalsTest, SecondStopWhileWritingOutputIsCounted) {
+  EXPECT_EQ(in_child([] {
+              install_stop_handlers();
+              {
+                WritingOutput writing;
+                raise(SIGINT);
+                raise(SIGINT);
+                if (stop_signal_count() != 2) return 1;
+              }
+              raise(SIGTERM);  // not writing any more: exits at once
+              return 2;
+            }),
+            128 + SIGTERM);
+}
+
 // Stop signals blocked by the parent (the mask survives exec) are unblocked.
 TEST(CliSignalsTest, InstallUnblocksStopSignals) {
   EXPECT_EQ(in_child([] {
