@@ -24,19 +24,16 @@ constexpr size_t kRingPages = 512;
 // Events reach the rings within microseconds of their timestamps; everything
 // older than this behind the clock is in the rings when a drain starts.
 constexpr uint64_t kHorizonMarginNs = 20'000'000;
-// A tracepoint filter naming more threads than this is not worth its cost in
-// the kernel; such processes are filtered in user space only.
-constexpr size_t kMaxFilterThreads = 64;
 constexpr uint32_t kPfKthread = 0x00200000;
+// -p: the per-CPU events sample no switch-out (no task has a negative pid);
+// they stay for the switch-in records and the rings.
+constexpr const char* kNeverFilter = "prev_pid < 0";
 
 uint64_t monotonic_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-// "prev_pid == 5 || prev_pid == 6 ..." for the kernel.
-std::string tid_filter(const std::vector<int>& tids) { return thread_filter("prev_pid", tids); }
 
 }  // namespace
 
@@ -124,6 +121,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   attr.config = static_cast<uint64_t>(t.format_.id());
   attr.sample_period = 1;
   attr.sample_type = kSampleType;
+  if (o.pid) attr.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
   attr.disabled = 1;
   attr.context_switch = 1;  // switch-in records: see offcpu/pairing.hpp
   attr.sample_id_all = 1;   // ... with time, tid and cpu
@@ -144,32 +142,35 @@ Result<Tracer> Tracer::start(const Options& o) {
   t.events_.emplace(std::move(*events));
   t.process_ = std::make_unique<perf::ProcessEvents>(*t.names_, *t.user_syms_, attr);
   t.max_stack_ = attr.sample_max_stack;
-  if (o.tid) {
-    if (auto st = t.set_filter({*o.tid}); !st) return st.error();
-  } else if (o.pid) {
-    t.refresh_filter();
+  t.sample_type_ = attr.sample_type;
+  // Only the switch-outs of the traced threads are sampled; the switch-in
+  // records are side-band and not filtered. A perf tracepoint event takes
+  // one filter for its life (ftrace_profile_set_filter() refuses a second
+  // with EEXIST): set once, before anything else shares the rings.
+  std::string filter = o.tid ? thread_filter("prev_pid", {*o.tid})
+                       : o.pid ? kNeverFilter
+                               : "prev_pid != 0";
+  if (auto st = t.events_->set_filter(filter); !st) return st.error();
+  if (o.pid) {
+    // The process's switch-outs come from events of its own threads,
+    // inherited by the threads it starts (perf/follow.hpp): the same
+    // sched_switch, sampled the same way, without the side-band records the
+    // per-CPU events already write.
+    perf_event_attr thread = attr;
+    thread.inherit = 1;
+    thread.context_switch = 0;
+    thread.comm = 0;
+    thread.comm_exec = 0;
+    thread.task = 0;
+    thread.mmap = 0;
+    thread.mmap2 = 0;
+    thread.mmap_data = 0;
+    auto followed = perf::follow_process(*t.events_, {thread}, *o.pid);
+    if (!followed) return followed.error();
+    t.followed_ = std::move(*followed);
   }
   if (auto st = t.events_->enable(); !st) return st.error();
   return t;
-}
-
-// Only the switch-outs of the traced threads are sampled; the switch-in
-// records are side-band and not filtered.
-Status Tracer::set_filter(const std::vector<int>& tids) {
-  std::string f = tids.empty() ? "prev_pid != 0" : tid_filter(tids);
-  if (auto st = events_->set_filter(f); !st) return st;
-  filter_tids_ = tids;
-  return {};
-}
-
-// -p: the kernel filter names the process's threads; threads started later
-// are added at the next refresh (once a second).
-void Tracer::refresh_filter() {
-  last_refresh_ns_ = monotonic_ns();
-  auto tids = threads_of(*opts_.pid);
-  if (tids.empty()) return;  // the process is gone: keep the last filter
-  if (tids.size() > kMaxFilterThreads) tids.clear();  // filter in user space only
-  if (tids != filter_tids_) (void)set_filter(tids);
 }
 
 bool Tracer::is_kernel_thread(uint32_t tid) {
@@ -214,7 +215,7 @@ void Tracer::consume(const perf_event_header& h, std::span<const uint8_t> rec) {
   switch (h.type) {
     case PERF_RECORD_SAMPLE: {
       perf::Sample smp;
-      if (perf::decode_sample(kSampleType, rec, smp))
+      if (perf::decode_sample(sample_type_, rec, smp))
         switched_out(smp);
       else
         ++undecodable_;
@@ -222,7 +223,7 @@ void Tracer::consume(const perf_event_header& h, std::span<const uint8_t> rec) {
     }
     case PERF_RECORD_SWITCH_CPU_WIDE: {
       perf::ContextSwitch cs;
-      if (!perf::decode_context_switch(kSampleType, rec, cs)) {
+      if (!perf::decode_context_switch(sample_type_, rec, cs)) {
         ++undecodable_;
         return;
       }
@@ -254,6 +255,7 @@ void Tracer::switched_out(const perf::Sample& smp) {
     ++undecodable_;
     return;
   }
+  if (followed_.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
   SchedEvent e;
   e.kind = SchedEvent::kSwitchOut;
   e.time = smp.time;
@@ -311,7 +313,6 @@ void Tracer::poll(int timeout_ms) {
   events_->wait(timeout_ms);
   uint64_t now = monotonic_ns();
   drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
-  if (opts_.pid && now - last_refresh_ns_ > 1'000'000'000ull) refresh_filter();
 }
 
 void Tracer::stop() {

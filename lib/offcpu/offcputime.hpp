@@ -8,9 +8,14 @@
 // context-switch records (attr.context_switch), which give every switch-in.
 // A period runs from a task's switch-out to its next switch-in on any CPU
 // (see offcpu/pairing.hpp); its length in microseconds is added to (thread,
-// comm, kernel stack, user stack). -p/-t go into the kernel as a tracepoint
+// comm, kernel stack, user stack). -t goes into the kernel as a tracepoint
 // filter on the samples, so a busy system does not flood the rings with
-// stacks of other processes.
+// stacks of other processes. -p samples every thread of the process, those
+// it starts later included, with per-thread inherited events writing into
+// the same rings (perf/follow.hpp), while the per-CPU events sample nothing
+// (a filter no switch matches) and still give the switch-ins of every CPU;
+// the switch-outs of the process's child processes, which inherit the
+// events too, are dropped by their pid.
 #pragma once
 
 #include <cstdint>
@@ -23,6 +28,7 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "offcpu/pairing.hpp"
+#include "perf/follow.hpp"
 #include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
@@ -33,7 +39,7 @@
 namespace tracekit::offcpu {
 
 struct Options {
-  std::optional<int> pid;  // -p: this process (tgid) only
+  std::optional<int> pid;  // -p: this process (tgid) only, its later threads included
   std::optional<int> tid;  // -t: this thread only
   bool user_threads_only = false;    // -u
   bool kernel_threads_only = false;  // -k
@@ -64,7 +70,8 @@ std::optional<uint64_t> state_bits(std::string_view letters);
 class Tracer {
  public:
   // Checks the options against this machine (PID/TID exist), opens the
-  // events with the kernel filter and enables them.
+  // events with the kernel filter and enables them. Error: no such process
+  // or thread, or a perf event or filter the kernel refuses.
   static Result<Tracer> start(const Options& o);
 
   void poll(int timeout_ms);
@@ -79,7 +86,6 @@ class Tracer {
   void consume(const perf_event_header& h, std::span<const uint8_t> rec);
   void switched_out(const perf::Sample& smp);
   void process(const SchedEvent& e);
-  Status set_filter(const std::vector<int>& tids);
   void drain(uint64_t horizon);
   bool is_kernel_thread(uint32_t tid);
   struct StateInfo {
@@ -87,7 +93,6 @@ class Tracer {
     bool dead;
   };
   StateInfo state_of(uint64_t value, std::span<const uint8_t> raw);
-  void refresh_filter();
 
   Options opts_;
   tracefs::EventFormat format_;
@@ -105,8 +110,8 @@ class Tracer {
   std::unordered_map<uint64_t, StateInfo> states_;
   std::unordered_map<uint32_t, bool> kthread_;
   std::unordered_map<uint32_t, uint32_t> tgid_of_;
-  std::vector<int> filter_tids_;
-  uint64_t last_refresh_ns_ = 0;
+  perf::FollowedThreads followed_;  // -p: late threads (see perf/follow.hpp)
+  uint64_t sample_type_ = 0;        // of every event sharing the rings
   uint64_t lost_ = 0;
   uint16_t max_stack_ = 0;
   uint64_t truncated_ = 0;  // callchains cut at max_stack_

@@ -51,13 +51,20 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
   return ev;
 }
 
-Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid) {
+Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid, std::vector<uint64_t>* ids) {
   for (size_t i = 0; i < cpus_.size(); ++i) {
     auto fd = open_event(attr, pid, cpus_[i]);
     if (!fd) return fd.error();
     if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, fds_[i].get()) != 0)
       return Error::from_errno("cannot share the ring of perf events",
                                "CPU " + std::to_string(cpus_[i]));
+    if (ids) {
+      uint64_t id = 0;
+      if (::ioctl(fd->get(), PERF_EVENT_IOC_ID, &id) != 0)
+        return Error::from_errno("cannot read the id of a perf event",
+                                 "CPU " + std::to_string(cpus_[i]));
+      ids->push_back(id);
+    }
     extra_fds_.push_back(std::move(*fd));
     extra_cpus_.push_back(cpus_[i]);
   }

@@ -5,6 +5,7 @@
 #include <linux/perf_event.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -29,8 +30,12 @@ class PerCpuEvents {
   // Opens one more event, attr, on every CPU of this set, writing into that
   // CPU's ring (PERF_EVENT_IOC_SET_OUTPUT): many events (one per probe), one
   // ring per CPU. attr must have the same sample_type as the first, so that
-  // records decode alike. Control operations below apply to it too.
-  Status add(const perf_event_attr& attr, pid_t pid = -1);
+  // records decode alike. Control operations below apply to it too. When
+  // ids is given, the id of each event opened (PERF_EVENT_IOC_ID: what
+  // PERF_SAMPLE_ID reports) is appended to it. On error the events opened
+  // before the failure stay (a task that exited leaves dead events, which
+  // write nothing).
+  Status add(const perf_event_attr& attr, pid_t pid = -1, std::vector<uint64_t>* ids = nullptr);
 
   Status enable();
   Status disable();

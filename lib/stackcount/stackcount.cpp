@@ -62,7 +62,8 @@ struct Counter::Impl {
 
   void on_ftrace(const ftrace::Event& e) {
     uint32_t tid = static_cast<uint32_t>(e.pid);
-    uint32_t pid = (o.pid || o.per_pid) ? tgid(tid) : 0;
+    // With -p the capture hands out the process's threads only.
+    uint32_t pid = o.pid ? static_cast<uint32_t>(*o.pid) : o.per_pid ? tgid(tid) : 0;
     std::optional<std::span<const uint64_t>> kernel;
     if (kernel_stacks) kernel = e.stack;
     count(pid, tid, static_cast<uint32_t>(e.cpu), kernel, std::nullopt);
@@ -74,7 +75,8 @@ struct Counter::Impl {
       return;
     }
     perf::Sample s;
-    if (!perf::decode_sample(stacks::PerfCapture::kSampleType, rec, s)) return;
+    if (!perf::decode_sample(perf->attr().sample_type, rec, s)) return;
+    if (perf->duplicate(s)) return;
     auto chains = perf::split_callchain(s.callchain);
     if (perf::truncated(chains, perf->attr().sample_max_stack)) ++truncated;
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -92,6 +94,8 @@ Counter::Counter(Counter&&) noexcept = default;
 Counter::~Counter() = default;
 
 Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
+  if (o.pid && !process_exists(*o.pid))
+    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   if (auto st = tracefs::sweep_dead_runs(*dir, "stackcount", warn, cli::stop_requested); !st)
@@ -140,12 +144,16 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
 
   stacks::CaptureOptions co;
   co.cpu = o.cpu;
-  if (o.pid) co.tids = threads_of(*o.pid);
+  co.pid = o.pid;
   if (backend == stacks::Backend::kFtrace) {
     co.stacks = want_kernel;
     auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
     if (!c) return c.error();
     impl->ftrace.emplace(std::move(*c));
+    if (!impl->ftrace->follows_new_threads())
+      warn << "stackcount: this kernel's tracefs cannot follow forks (no set_event_pid or "
+              "options/event-fork): threads PID "
+           << *o.pid << " starts from now on are not traced\n";
   } else {
     auto c = stacks::PerfCapture::start(*impl->probes, co, want_kernel, want_user);
     if (!c) return c.error();
@@ -162,7 +170,7 @@ size_t Counter::traced() const { return impl_->probes->size(); }
 void Counter::poll(int timeout_ms) {
   Impl& m = *impl_;
   if (m.ftrace) {
-    m.ftrace->reader().poll(timeout_ms, [&](const ftrace::Event& e) { m.on_ftrace(e); });
+    m.ftrace->poll(timeout_ms, [&](const ftrace::Event& e) { m.on_ftrace(e); });
   } else {
     m.perf->events().wait(timeout_ms);
     m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
@@ -175,7 +183,7 @@ void Counter::stop() {
   Impl& m = *impl_;
   if (m.ftrace) {
     (void)m.ftrace->instance().set_tracing_on(false);
-    m.ftrace->reader().flush([&](const ftrace::Event& e) { m.on_ftrace(e); });
+    m.ftrace->flush([&](const ftrace::Event& e) { m.on_ftrace(e); });
   } else {
     (void)m.perf->events().disable();
     m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {

@@ -26,7 +26,7 @@
 namespace tracekit::stackcount {
 
 struct Options {
-  std::optional<int> pid;            // -p: this process only (in the kernel)
+  std::optional<int> pid;            // -p: every thread of this process, also later ones
   std::optional<int> cpu;            // -c
   std::optional<double> interval;    // -i
   std::optional<double> duration;    // -D
@@ -46,9 +46,11 @@ struct Options {
 class Counter {
  public:
   // Expands the pattern, creates the probes and starts reading. Notes about
-  // the choices made (function tracer fallback, skipped functions) go to
-  // warn. Error: a message naming the cause; zero matches has
-  // zero_matches() set so that the tool can print bcc's message.
+  // the choices made (function tracer fallback, skipped functions, threads
+  // that cannot be followed) go to warn. Error: a message naming the cause
+  // ("no process with PID N" for a -p that does not exist); zero matches
+  // has zero_matches_message() as its message so that the tool can print
+  // bcc's message.
   static Result<Counter> start(const Options& o, std::ostream& warn);
   Counter(Counter&&) noexcept;
   ~Counter();

@@ -1,7 +1,9 @@
 #include "stacks/capture.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
+#include <set>
 
 #include "perf/process_events.hpp"
 #include "util/proc.hpp"
@@ -30,10 +32,49 @@ std::string cpu_mask(int cpu) {
   return mask;
 }
 
+Error no_process(int pid) {
+  return Error{ESRCH, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
+}
+
+// The per-CPU ring owner for per-thread events (-p): a software event that
+// never writes a record (PERF_COUNT_SW_DUMMY, Linux 3.12), so that the rings
+// belong to no thread that may exit. Its attr decides the ring's wakeup
+// watermark; the clock must be the writers' (the kernel refuses to mix
+// clocks in a ring).
+perf_event_attr ring_owner(const perf_event_attr& like, bool dummy) {
+  perf_event_attr a{};
+  a.type = PERF_TYPE_SOFTWARE;
+  if (dummy) {
+    a.config = PERF_COUNT_SW_DUMMY;
+  } else {
+    // Before 3.12: a CPU clock whose first sample would come in 146 years.
+    a.config = PERF_COUNT_SW_CPU_CLOCK;
+    a.sample_period = 1ull << 62;
+  }
+  a.sample_type = like.sample_type;
+  a.sample_id_all = like.sample_id_all;
+  a.disabled = 1;
+  a.watermark = like.watermark;
+  a.wakeup_watermark = like.wakeup_watermark;
+  a.use_clockid = like.use_clockid;
+  a.clockid = like.clockid;
+  return a;
+}
+
 }  // namespace
+
+bool can_follow_forks(const std::function<bool(const std::string& rel)>& has, bool functions) {
+  if (!has("set_event_pid") || !has("options/event-fork")) return false;
+  return !functions || (has("set_ftrace_pid") && has("options/function-fork"));
+}
 
 Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const Probes& probes,
                                            const CaptureOptions& o) {
+  std::vector<int> threads;
+  if (o.pid) {
+    threads = threads_of(*o.pid);
+    if (threads.empty()) return no_process(*o.pid);
+  }
   FtraceCapture c;
   auto inst = tracefs::Instance::create(tracing_dir);
   if (!inst) return inst.error();
@@ -47,7 +88,64 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   if (o.cpu)
     if (auto st = in.write("tracing_cpumask", cpu_mask(*o.cpu)); !st) return st.error();
 
-  const std::string filter = tid_filter(o.tids);
+  const bool functions = !probes.functions().empty();
+  std::vector<std::string> systems = probes.systems();
+  std::string filter;  // common_pid filter, when forks cannot be followed
+  if (o.pid) {
+    c.follows_ = can_follow_forks([&](const std::string& rel) { return in.has(rel); }, functions);
+    if (c.follows_) {
+      auto fmt = tracefs::EventFormat::load(tracing_dir, "task", "task_newtask");
+      if (fmt) {
+        c.newtask_pid_ = fmt->field("pid");
+        c.newtask_flags_ = fmt->field("clone_flags");
+        c.newtask_.emplace(std::move(*fmt));
+      }
+      c.follows_ = c.newtask_pid_ && c.newtask_flags_;
+    }
+    if (c.follows_) {
+      // The fork options first: the kernel follows forks from then on, so
+      // a thread created after a listing is added with its parent.
+      std::vector<const char*> lists{"set_event_pid"};
+      if (auto st = in.set_option("event-fork", true); !st) return st.error();
+      if (functions) {
+        if (auto st = in.set_option("function-fork", true); !st) return st.error();
+        lists.push_back("set_ftrace_pid");
+      }
+      for (const char* l : lists)
+        if (auto st = in.set_pids(l, threads); !st) return st.error();
+      // Threads created between the listing and the write have a parent on
+      // the list too late: list again until nothing is new. Nothing is
+      // traced yet, so nothing they did is missed.
+      std::set<int> listed(threads.begin(), threads.end());
+      for (int round = 0; round < perf::kMaxFollowRounds; ++round) {
+        std::vector<int> fresh;
+        for (int t : threads_of(*o.pid))
+          if (listed.insert(t).second) fresh.push_back(t);
+        if (fresh.empty()) break;
+        for (const char* l : lists)
+          if (auto st = in.add_pids(l, fresh); !st) return st.error();
+        threads.insert(threads.end(), fresh.begin(), fresh.end());
+      }
+      if (auto st = in.enable_event("task", "task_newtask"); !st) return st.error();
+      if (std::find(systems.begin(), systems.end(), "task") == systems.end())
+        systems.push_back("task");
+      c.newtask_is_probe_ = std::any_of(probes.events().begin(), probes.events().end(),
+                                        [&](const TraceEvent& e) { return e.id == c.newtask_->id(); });
+    } else {
+      filter = tid_filter(threads);
+    }
+    // Also when the kernel filters: events of other tasks still come.
+    // sched_switch is kept when next is on the list (its common_pid is
+    // prev); kernels before 5.17 reserve kprobe and uprobe records without
+    // trace_event_buffer_reserve(), which is where the pid list is checked
+    // for events with a trigger (trace_trigger_soft_disabled() leaves it to
+    // the reserve when a trigger needs the record, as a post-call stacktrace
+    // does); and with more than kMaxFilterThreads threads the fallback sets
+    // no kernel filter at all.
+    c.filter_.emplace(ThreadGroup(*o.pid, threads),
+                      [](int tid) { return tgid_of(tid); });
+  }
+
   for (const auto& e : probes.events()) {
     if (!filter.empty())
       if (auto st = in.set_filter(e.system, e.event, filter); !st) return st.error();
@@ -58,21 +156,42 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     }
     if (auto st = in.enable_event(e.system, e.event); !st) return st.error();
   }
-  if (!probes.functions().empty()) {
-    if (!o.tids.empty()) {
-      std::string pids;
-      for (int t : o.tids) pids += std::to_string(t) + " ";
-      if (auto st = in.write("set_ftrace_pid", pids); !st) return st.error();
-    }
+  if (functions) {
+    if (o.pid && !c.follows_)
+      if (auto st = in.set_pids("set_ftrace_pid", threads); !st) return st.error();
     if (auto st = in.start_function_tracer(probes.functions(), o.stacks); !st) return st.error();
   }
   // Opened last: the kernel refuses to change current_tracer while a
   // trace_pipe_raw is open (EBUSY). What was recorded meanwhile waits in the
   // buffer.
-  auto reader = ftrace::Reader::open(tracing_dir, in.name(), probes.systems(), o.stacks);
+  auto reader = ftrace::Reader::open(tracing_dir, in.name(), systems, o.stacks);
   if (!reader) return reader.error();
   c.reader_.emplace(std::move(*reader));
   return c;
+}
+
+void FtraceCapture::route(const ftrace::Event& e, const ftrace::Reader::Callback& fn) {
+  if (newtask_ && e.type == newtask_->id()) {
+    auto child = newtask_->number(newtask_pid_, e.data);
+    auto flags = newtask_->number(newtask_flags_, e.data);
+    if (child && flags) filter_->group().new_task(e.pid, static_cast<int>(*child), *flags);
+    if (!newtask_is_probe_) return;
+  }
+  filter_->push(e, fn);
+}
+
+size_t FtraceCapture::poll(int timeout_ms, const ftrace::Reader::Callback& fn) {
+  if (!filter_) return reader_->poll(timeout_ms, fn);
+  size_t n = reader_->poll(timeout_ms, [&](const ftrace::Event& e) { route(e, fn); });
+  filter_->end_of_pass(fn);
+  return n;
+}
+
+size_t FtraceCapture::flush(const ftrace::Reader::Callback& fn) {
+  if (!filter_) return reader_->flush(fn);
+  size_t n = reader_->flush([&](const ftrace::Event& e) { route(e, fn); });
+  filter_->finish(fn);
+  return n;
 }
 
 Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOptions& o,
@@ -80,6 +199,7 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   if (!probes.functions().empty())
     return Error{0, "perf cannot read function tracer events", {},
                  "kernel functions without kprobes need the ftrace backend (-K)"};
+  if (probes.events().empty()) return Error{0, "nothing to trace", {}, {}};
   std::vector<int> cpus;
   if (o.cpu) {
     cpus = {*o.cpu};
@@ -88,8 +208,7 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     if (!online) return online.error();
     cpus = *online;
   }
-  PerfCapture c;
-  bool first = true;
+  std::vector<perf_event_attr> attrs;
   for (const auto& e : probes.events()) {
     perf_event_attr a{};
     a.type = PERF_TYPE_TRACEPOINT;
@@ -103,23 +222,35 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
     a.sample_id_all = 1;
-    if (first) {
-      // Side-band records (names, mappings of short-lived processes) from
-      // the first event only: every event sharing a ring would repeat them.
-      perf::request_process_events(a);
-      c.attr_ = a;
-      auto ev = perf::PerCpuEvents::open(a, cpus, -1, 256);
-      if (!ev) return ev.error();
-      c.events_.emplace(std::move(*ev));
-      first = false;
-    } else if (auto st = c.events_->add(a); !st) {
-      return st.error();
+    if (o.pid) {
+      a.inherit = 1;
+      a.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
     }
+    // Side-band records (names, mappings of short-lived processes) from the
+    // first event only: every event sharing a ring would repeat them. With
+    // -p they come from the process's own (inherited) events.
+    if (attrs.empty()) perf::request_process_events(a);
+    attrs.push_back(a);
   }
-  if (!c.events_) return Error{0, "nothing to trace", {}, {}};
-  const std::string filter = tid_filter(o.tids);
-  if (!filter.empty())
-    if (auto st = c.events_->set_filter(filter); !st) return st.error();
+  PerfCapture c;
+  c.attr_ = attrs.front();
+  if (o.pid) {
+    auto ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), true), cpus, -1, 256);
+    if (!ev && (ev.error().err == EINVAL || ev.error().err == ENOENT ||
+                ev.error().err == EOPNOTSUPP))
+      ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), false), cpus, -1, 256);
+    if (!ev) return ev.error();
+    c.events_.emplace(std::move(*ev));
+    auto followed = perf::follow_process(*c.events_, attrs, *o.pid);
+    if (!followed) return followed.error();
+    c.followed_ = std::move(*followed);
+    return c;
+  }
+  auto ev = perf::PerCpuEvents::open(attrs.front(), cpus, -1, 256);
+  if (!ev) return ev.error();
+  c.events_.emplace(std::move(*ev));
+  for (size_t i = 1; i < attrs.size(); ++i)
+    if (auto st = c.events_->add(attrs[i]); !st) return st.error();
   return c;
 }
 

@@ -5,18 +5,39 @@
 // func_stack_trace), read raw per CPU: kernel stacks, no user stacks, cheap.
 // PerfCapture: perf_event_open on the same event ids on every CPU, one ring
 // per CPU, with PERF_SAMPLE_CALLCHAIN: kernel and user stacks.
-// Both filter by thread in the kernel when given threads (a tracepoint
-// filter on common_pid, set_ftrace_pid for the function tracer).
+//
+// -p PID (CaptureOptions::pid) follows every thread of the process, threads
+// it starts later included, and none of its child processes, as bcc does
+// (it filters by tgid):
+//  - ftrace: the instance's pid list (set_event_pid, and set_ftrace_pid for
+//    the function tracer) holds the process's threads, and options/event-fork
+//    (function-fork) makes the kernel add every task they create, at fork,
+//    before it first runs. That admits child processes too: ThreadFilter
+//    (stacks/thread_group.hpp) keeps the threads' events, from
+//    task:task_newtask records traced in the same instance. A stacktrace
+//    trigger is a post-call trigger (EVENT_CMD_FL_POST_TRIGGER): the kernel
+//    runs it after the event is written, so the pid list gates the stacks
+//    too. Kernels without those files (set_event_pid came in 4.4, the fork
+//    options later; detected by the files, never by version) get a
+//    common_pid filter naming the threads there are at the start: threads
+//    started later are not traced (follows_new_threads()).
+//  - perf: per-thread inherited events into the per-CPU rings (see
+//    perf/follow.hpp); samples of child processes are dropped by their pid.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "ftrace/reader.hpp"
+#include "perf/follow.hpp"
 #include "perf/per_cpu.hpp"
+#include "perf/sample.hpp"
 #include "stacks/probes.hpp"
+#include "stacks/thread_group.hpp"
+#include "tracefs/event_format.hpp"
 #include "tracefs/instance.hpp"
 #include "util/result.hpp"
 
@@ -25,7 +46,7 @@ namespace tracekit::stacks {
 enum class Backend { kAuto, kFtrace, kPerf };
 
 struct CaptureOptions {
-  std::vector<int> tids;    // only these threads; empty: all
+  std::optional<int> pid;   // -p: every thread of this process; none: all
   std::optional<int> cpu;   // only this CPU
   size_t buffer_kb = 0;     // ftrace per-CPU buffer size; 0: the kernel's default
   bool stacks = true;       // ftrace: stacktrace triggers / func_stack_trace
@@ -34,8 +55,15 @@ struct CaptureOptions {
 // Filters naming more threads than this are not set in the kernel.
 inline constexpr size_t kMaxFilterThreads = 64;
 
+// What the instance can do to follow a process's forks in the kernel: the
+// pid list files and their fork options, for events and (when the probes
+// include function-tracer functions) for the function tracer. Pure.
+bool can_follow_forks(const std::function<bool(const std::string& rel)>& has, bool functions);
+
 class FtraceCapture {
  public:
+  // Error: the process of o.pid does not exist, or the kernel refused a
+  // setting (the instance is removed again).
   static Result<FtraceCapture> start(const std::string& tracing_dir, const Probes& probes,
                                      const CaptureOptions& o);
   FtraceCapture(FtraceCapture&&) noexcept = default;
@@ -44,13 +72,34 @@ class FtraceCapture {
   // everything and removes itself).
   ~FtraceCapture() = default;
 
+  // As ftrace::Reader::poll and flush, but with -p only the events of the
+  // process's threads are handed out (some a pass late: see ThreadFilter),
+  // and task:task_newtask records traced for that are not handed out
+  // unless they are a probe's. Data and stack spans are valid during the
+  // call only.
+  size_t poll(int timeout_ms, const ftrace::Reader::Callback& fn);
+  size_t flush(const ftrace::Reader::Callback& fn);
+
+  // False when -p could only name the threads that existed at the start
+  // (this kernel's tracefs cannot follow forks): threads started later are
+  // not traced. True without -p.
+  bool follows_new_threads() const { return follows_; }
+
   ftrace::Reader& reader() { return *reader_; }
   tracefs::Instance& instance() { return *instance_; }
 
  private:
   FtraceCapture() = default;
+  // Feeds newtask records to the filter, the rest through it.
+  void route(const ftrace::Event& e, const ftrace::Reader::Callback& fn);
   std::optional<tracefs::Instance> instance_;
   std::optional<ftrace::Reader> reader_;
+  std::optional<ThreadFilter> filter_;
+  std::optional<tracefs::EventFormat> newtask_;
+  const tep_format_field* newtask_pid_ = nullptr;
+  const tep_format_field* newtask_flags_ = nullptr;
+  bool newtask_is_probe_ = false;
+  bool follows_ = true;
 };
 
 class PerfCapture {
@@ -66,13 +115,19 @@ class PerfCapture {
 
   perf::PerCpuEvents& events() { return *events_; }
   // The first event's attr: the one that asks for COMM/FORK/MMAP2 records
-  // (perf::request_process_events), for perf::ProcessEvents.
+  // (perf::request_process_events), for perf::ProcessEvents. Decode
+  // samples with its sample_type (kSampleType, plus PERF_SAMPLE_ID with -p).
   const perf_event_attr& attr() const { return attr_; }
+  // With -p: whether a sample is one to drop (an inherited copy of an event
+  // its thread also has its own of; see perf/follow.hpp). Samples of child
+  // processes are the caller's to drop, by s.pid.
+  bool duplicate(const perf::Sample& s) const { return followed_.duplicate(s.tid, s.id); }
 
  private:
   PerfCapture() = default;
   std::optional<perf::PerCpuEvents> events_;
   perf_event_attr attr_{};
+  perf::FollowedThreads followed_;
 };
 
 }  // namespace tracekit::stacks

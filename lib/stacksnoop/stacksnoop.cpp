@@ -71,6 +71,8 @@ Snooper::Snooper(Snooper&&) noexcept = default;
 Snooper::~Snooper() = default;
 
 Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
+  if (o.pid && !process_exists(*o.pid))
+    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   if (auto st = tracefs::sweep_dead_runs(*dir, "stacksnoop", warn, cli::stop_requested); !st)
@@ -98,24 +100,28 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
   for (const auto& s : impl->probes->skipped()) warn << "stacksnoop: skipped " << s << "\n";
 
   stacks::CaptureOptions co;
-  if (o.pid) co.tids = threads_of(*o.pid);
+  co.pid = o.pid;
   if (o.buffered_secs) co.buffer_kb = kBufferedKb;
   auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
   if (!c) return c.error();
   impl->capture.emplace(std::move(*c));
+  if (!impl->capture->follows_new_threads())
+    warn << "stacksnoop: this kernel's tracefs cannot follow forks (no set_event_pid or "
+            "options/event-fork): threads PID "
+         << *o.pid << " starts from now on are not traced\n";
   return Snooper(std::move(impl));
 }
 
 void Snooper::poll(int timeout_ms, std::ostream& out) {
   Impl& m = *impl_;
-  m.capture->reader().poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, out); });
+  m.capture->poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, out); });
   m.flush(out);
 }
 
 void Snooper::finish(std::ostream& out) {
   Impl& m = *impl_;
   (void)m.capture->instance().set_tracing_on(false);
-  m.capture->reader().flush([&](const ftrace::Event& e) { m.print(e, out); });
+  m.capture->flush([&](const ftrace::Event& e) { m.print(e, out); });
   m.flush(out);
 }
 

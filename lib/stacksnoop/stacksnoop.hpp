@@ -20,7 +20,7 @@
 namespace tracekit::stacksnoop {
 
 struct Options {
-  std::optional<int> pid;               // -p (in the kernel)
+  std::optional<int> pid;               // -p: every thread of this process, also later ones
   bool offset = false;                  // -s
   bool verbose = false;                 // -v
   std::optional<double> buffered_secs;  // -d
@@ -32,6 +32,8 @@ inline constexpr size_t kBufferedKb = 8192;
 
 class Snooper {
  public:
+  // Error: a message naming the cause ("no process with PID N" for a -p
+  // that does not exist, before anything is set up).
   static Result<Snooper> start(const Options& o, std::ostream& warn);
   Snooper(Snooper&&) noexcept;
   ~Snooper();

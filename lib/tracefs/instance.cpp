@@ -358,6 +358,30 @@ Status Instance::start_function_tracer(const std::vector<std::string>& functions
   return {};
 }
 
+bool Instance::has(const std::string& rel) const { return exists(path_ + "/" + rel); }
+
+namespace {
+
+std::string pid_list(const std::vector<int>& pids) {
+  std::string list;
+  for (int p : pids) list += (list.empty() ? "" : " ") + std::to_string(p);
+  return list;
+}
+
+}  // namespace
+
+Status Instance::set_pids(const std::string& rel, const std::vector<int>& pids) {
+  auto s = write(rel, pid_list(pids));
+  if (!s) return s;
+  undo_.push_back({rel, "", false});  // an empty write truncates: no pid filter
+  return {};
+}
+
+Status Instance::add_pids(const std::string& rel, const std::vector<int>& pids) const {
+  if (pids.empty()) return {};
+  return append(rel, pid_list(pids));
+}
+
 Result<uint64_t> Instance::dropped_events(int cpu) const {
   const std::string rel = "per_cpu/cpu" + std::to_string(cpu) + "/stats";
   auto text = read(rel);

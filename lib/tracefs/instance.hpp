@@ -77,6 +77,16 @@ class Instance {
   // function is not traceable, or functions is empty (EINVAL).
   Status start_function_tracer(const std::vector<std::string>& functions, bool stack_trace);
 
+  // Whether the instance has the control file or directory rel (a feature
+  // probe: set_event_pid, options/event-fork, ...).
+  bool has(const std::string& rel) const;
+  // A pid list file (set_event_pid, set_ftrace_pid): set_pids replaces its
+  // content with pids (cleared at the end: opening the file with O_TRUNC
+  // empties the list); add_pids appends to it. Error: the file is missing,
+  // or the kernel refuses the list (EINVAL).
+  Status set_pids(const std::string& rel, const std::vector<int>& pids);
+  Status add_pids(const std::string& rel, const std::vector<int>& pids) const;
+
   // "dropped events" of per_cpu/cpu<cpu>/stats (overwrite=0: events the
   // full buffer refused). Error: the file cannot be read or parsed.
   Result<uint64_t> dropped_events(int cpu) const;
