@@ -3,6 +3,7 @@
 #include <ostream>
 
 #include "ftrace/reader.hpp"
+#include "perf/event.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "probe/spec.hpp"
@@ -91,6 +92,10 @@ Counter::Counter(Counter&&) noexcept = default;
 Counter::~Counter() = default;
 
 Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
+  // Before anything is created: a CPU this machine does not have would
+  // otherwise surface as perf's EINVAL or tracing_cpumask's EOVERFLOW.
+  if (o.cpu)
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return ok.error();
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   tracefs::remove_leftovers(*dir);
