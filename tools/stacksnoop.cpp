@@ -53,7 +53,8 @@ int stacksnoop_main(int argc, char** argv) {
   cli::install_stop_handlers();
   auto snooper = stacksnoop::Snooper::start(o, std::cerr);
   if (!snooper) {
-    if (snooper.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;  // Ctrl-C in setup
+    if (snooper.error().err == EINTR && cli::stop_requested())
+      return cli::kExitOk;  // Ctrl-C in setup
     std::cerr << "stacksnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }

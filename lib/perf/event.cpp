@@ -99,8 +99,8 @@ Result<void> check_cpu_online(int cpu, std::string_view online) {
     return Error{EINVAL, "malformed CPU list", "/sys/devices/system/cpu/online", {}};
   for (int c : *cpus)
     if (c == cpu) return {};
-  return Error{0, "CPU " + std::to_string(cpu) + " is not online", {},
-               "online CPUs: " + std::string(list)};
+  return Error{
+      0, "CPU " + std::to_string(cpu) + " is not online", {}, "online CPUs: " + std::string(list)};
 }
 
 Result<void> check_cpu_online(int cpu) {

@@ -17,9 +17,8 @@
 // once, whatever the pattern.
 #include <elf.h>
 
-#include <cerrno>
-
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -132,7 +131,9 @@ Error stripped_error(const Spec& spec, const std::string& path, const ElfFunctio
             "(.dynsym) could be matched"
           : " has no symbol table (neither .symtab nor .dynsym): it is stripped, so no "
             "function can be found by name";
-  return Error{0, "0 functions matched by \"" + spec.text + "\": " + path + why, {},
+  return Error{0,
+               "0 functions matched by \"" + spec.text + "\": " + path + why,
+               {},
                "probe an unstripped build of it"};
 }
 

@@ -65,8 +65,7 @@ TEST_F(NewUserRuntime, NestedQuantifierRegexEndsQuickly) {
     ASSERT_FALSE(r.timed_out) << "still expanding after 60 s";
     EXPECT_LT(secs, 10.0);
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("0 functions matched by \"" + std::string(spec) + "\""),
-              std::string::npos)
+    EXPECT_NE(r.err.find("0 functions matched by \"" + std::string(spec) + "\""), std::string::npos)
         << r.err;
   }
 }
@@ -106,8 +105,8 @@ TEST_F(NewUserRuntime, OfflineCpuIsNamed) {
   auto cpus = perf::online_cpus();
   ASSERT_TRUE(cpus.ok());
   const std::string cpu = std::to_string(cpus->back() + 1);
-  const std::string why = "CPU " + cpu + " is not online (online CPUs: " +
-                          std::string(trim(*online)) + ")\n";
+  const std::string why =
+      "CPU " + cpu + " is not online (online CPUs: " + std::string(trim(*online)) + ")\n";
   struct Case {
     std::vector<std::string> argv;
     std::string err;

@@ -487,8 +487,8 @@ TEST(ProbeElfTest, ZeroMatchesInAStrippedFileSaySo) {
 
   auto d = run(dynsym_only + ":main");
   ASSERT_FALSE(d.ok());
-  EXPECT_EQ(d.error().message, "0 functions matched by \"" + dynsym_only + ":main\": " +
-                                   dynsym_only +
+  EXPECT_EQ(d.error().message, "0 functions matched by \"" + dynsym_only +
+                                   ":main\": " + dynsym_only +
                                    " has no symbol table (.symtab): it is stripped, so only its "
                                    "dynamic symbols (.dynsym) could be matched");
   EXPECT_EQ(d.error().hint, "probe an unstripped build of it");

@@ -140,9 +140,9 @@ TEST(ProbeMatchTest, CheckPatternsLooksAtFunctionAndCategory) {
     bool ok;
   };
   const Case cases[] = {
-      {"^tcp_send.*", true, true},   {"t:sched:sched_.*", true, true},
-      {"tcp_(send", true, false},    {"t:sch(ed:switch", true, false},
-      {"tcp_(send", false, true},    {"t:sch(ed:switch", false, true},
+      {"^tcp_send.*", true, true}, {"t:sched:sched_.*", true, true},
+      {"tcp_(send", true, false},  {"t:sch(ed:switch", true, false},
+      {"tcp_(send", false, true},  {"t:sch(ed:switch", false, true},
       {"c:mal[loc", false, true},
   };
   for (const Case& c : cases) {

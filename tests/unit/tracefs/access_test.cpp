@@ -71,7 +71,8 @@ TEST(TracefsAccessTest, ARootOnlyTreeSaysRunAsRoot) {
     if (g.error().str() != want + events + ": Permission denied (run as root)") _exit(2);
     auto f = EventFormat::load(t.dir(), "sched", "sched_switch");
     if (f.ok()) _exit(3);
-    if (f.error().str() != want + events + "/sched/sched_switch/format: Permission denied (run as root)")
+    if (f.error().str() !=
+        want + events + "/sched/sched_switch/format: Permission denied (run as root)")
       _exit(4);
     _exit(0);
   }
