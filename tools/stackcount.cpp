@@ -1,8 +1,8 @@
 // stackcount: count events (kernel/user functions, tracepoints) by stack.
+#include <cerrno>
 #include <csignal>
 #include <ctime>
 #include <iostream>
-#include <regex>
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
@@ -82,15 +82,8 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
     return cmd.usage_error("user stacks (-U) need the perf backend");
   auto spec = probe::parse_spec(o.pattern);
   if (!spec) return cmd.usage_error(spec.error().str());
-  if (o.regex) {
-    for (const std::string* part : {&spec->pattern, &spec->category}) {
-      try {
-        std::regex re(*part);
-      } catch (const std::regex_error& e) {
-        return cmd.usage_error("invalid regular expression '" + *part + "': " + e.what());
-      }
-    }
-  }
+  if (auto ok = probe::check_patterns(*spec, o.regex); !ok)
+    return cmd.usage_error(ok.error().str());
   return std::nullopt;
 }
 
@@ -116,6 +109,9 @@ int stackcount_main(int argc, char** argv) {
   auto counter = stackcount::Counter::start(o, std::cerr);
   if (!counter) {
     const auto& e = counter.error();
+    // Ctrl-C during setup (a long expansion): nothing was traced, nothing to
+    // report; the run ends as a Ctrl-C'd one does.
+    if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
     if (e.message == stackcount::zero_matches_message(o.pattern))
       std::cerr << e.message << "\n";
     else

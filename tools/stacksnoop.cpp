@@ -35,7 +35,9 @@ std::optional<int> parse(int argc, char** argv, stacksnoop::Options& o) {
     if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
     o.pid = pid;
   }
-  if (auto spec = probe::parse_spec(o.spec); !spec) return cmd.usage_error(spec.error().str());
+  auto spec = probe::parse_spec(o.spec);
+  if (!spec) return cmd.usage_error(spec.error().str());
+  if (auto ok = probe::check_patterns(*spec, false); !ok) return cmd.usage_error(ok.error().str());
   if (cmd.given("duration")) {
     if (!(secs > 0)) return cmd.usage_error("-d needs a positive number of seconds");
     o.buffered_secs = secs;
@@ -52,6 +54,8 @@ int stacksnoop_main(int argc, char** argv) {
   cli::install_stop_handlers();
   auto snooper = stacksnoop::Snooper::start(o, std::cerr);
   if (!snooper) {
+    if (snooper.error().err == EINTR && cli::stop_requested())
+      return cli::kExitOk;  // Ctrl-C in setup
     std::cerr << "stacksnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }

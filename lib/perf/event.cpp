@@ -24,6 +24,13 @@ std::string describe(const perf_event_attr& attr, pid_t pid, int cpu) {
   return buf;
 }
 
+// ", now 2": which setting refused a non-root user. Empty when unreadable.
+std::string paranoid_now() {
+  auto text = read_file("/proc/sys/kernel/perf_event_paranoid");
+  if (!text) return {};
+  return ", now " + std::string(trim(*text));
+}
+
 }  // namespace
 
 Fd& Fd::operator=(Fd&& o) noexcept {
@@ -44,7 +51,7 @@ std::string open_error_hint(int err) {
   switch (err) {
     case EACCES:
     case EPERM:
-      return "run as root or lower /proc/sys/kernel/perf_event_paranoid";
+      return "run as root or lower /proc/sys/kernel/perf_event_paranoid" + paranoid_now();
     case ENOENT:
     case EOPNOTSUPP:
     case ENODEV:
@@ -83,6 +90,23 @@ Result<std::vector<int>> online_cpus() {
   auto cpus = parse_cpu_list(*text);
   if (!cpus || cpus->empty()) return Error{EINVAL, "malformed CPU list", path, {}};
   return *std::move(cpus);
+}
+
+Result<void> check_cpu_online(int cpu, std::string_view online) {
+  std::string_view list = trim(online);
+  auto cpus = parse_cpu_list(list);
+  if (!cpus || cpus->empty())
+    return Error{EINVAL, "malformed CPU list", "/sys/devices/system/cpu/online", {}};
+  for (int c : *cpus)
+    if (c == cpu) return {};
+  return Error{
+      0, "CPU " + std::to_string(cpu) + " is not online", {}, "online CPUs: " + std::string(list)};
+}
+
+Result<void> check_cpu_online(int cpu) {
+  auto text = read_file("/sys/devices/system/cpu/online");
+  if (!text) return text.error();
+  return check_cpu_online(cpu, *text);
 }
 
 int max_stack() {

@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "util/result.hpp"
@@ -43,6 +44,15 @@ Result<Fd> open_event(perf_event_attr attr, pid_t pid, int cpu, int group_fd = -
 
 // CPUs that are online now (/sys/devices/system/cpu/online).
 Result<std::vector<int>> online_cpus();
+
+// Checks a CPU the user asked for (-c, -C) against online, the text of
+// /sys/devices/system/cpu/online ("0-3,5\n"). Pure, for tests. Error:
+// "CPU 5 is not online" with the online CPUs in the hint, as the kernel
+// lists them ("online CPUs: 0-1"); a malformed list.
+Result<void> check_cpu_online(int cpu, std::string_view online);
+// The same against this machine's /sys/devices/system/cpu/online. Error:
+// also the file cannot be read.
+Result<void> check_cpu_online(int cpu);
 
 // /proc/sys/kernel/perf_event_max_stack (127 when the file is missing).
 int max_stack();

@@ -39,7 +39,7 @@ struct ElfEnd {
 
 }  // namespace
 
-Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
+Result<ElfFunctions> elf_symbols(const std::string& path) {
   // libelf refuses every call until told which ELF version the caller knows.
   static const bool versioned = elf_version(EV_CURRENT) != EV_NONE;
   if (!versioned) return Error{0, "libelf is unusable", path, "elf_version failed"};
@@ -68,9 +68,12 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
     if (sh.sh_type == SHT_SYMTAB) symtab = scn;
     if (sh.sh_type == SHT_DYNSYM) dynsym = scn;
   }
-  std::vector<ElfFunction> out;
+  ElfFunctions result;
+  result.has_symtab = symtab != nullptr;
+  result.has_dynsym = dynsym != nullptr;
+  std::vector<ElfFunction>& out = result.functions;
   Elf_Scn* scn = symtab ? symtab : dynsym;
-  if (scn == nullptr) return out;  // fully stripped: no names to probe by
+  if (scn == nullptr) return result;  // fully stripped: no names to probe by
 
   GElf_Shdr sh;
   Elf_Data* data = elf_getdata(scn, nullptr);
@@ -104,7 +107,13 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
     f.ifunc = type == STT_GNU_IFUNC;
     out.push_back(std::move(f));
   }
-  return out;
+  return result;
+}
+
+Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
+  auto syms = elf_symbols(path);
+  if (!syms) return syms.error();
+  return std::move(syms->functions);
 }
 
 }  // namespace tracekit::probe

@@ -11,14 +11,21 @@
 // local, then fewer leading underscores. Distinct offsets under one name
 // (memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14) stay distinct targets, as in
 // bcc's attach_uprobe(sym_re=...), which probes every distinct address.
+//
+// Every loop over names asks opts.stopped() (Ctrl-C by default) before each
+// name: a name costs microseconds, so a stop request ends the expansion at
+// once, whatever the pattern.
 #include <elf.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <vector>
 
+#include "cli/signals.hpp"
 #include "probe/match.hpp"
 #include "probe/spec.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -26,6 +33,20 @@
 namespace tracekit::probe {
 
 namespace {
+
+// Asked between names: true when the expansion must end (Ctrl-C).
+class StopCheck {
+ public:
+  explicit StopCheck(const ExpandOptions& opts) : fn_(opts.stopped) {}
+  bool operator()() const { return fn_ ? fn_() : cli::stop_requested(); }
+
+ private:
+  std::function<bool()> fn_;
+};
+
+Error interrupted(const Spec& spec) {
+  return Error{EINTR, "interrupted while expanding \"" + spec.text + "\"", {}, {}};
+}
 
 Result<std::string> tracing_dir_of(const ExpandOptions& opts) {
   if (!opts.tracing_dir.empty()) return opts.tracing_dir;
@@ -38,8 +59,10 @@ Result<std::vector<Target>> kernel_targets(const Spec& spec, const Matcher& matc
   if (!dir) return dir.error();
   auto fns = kernel_functions(*dir);
   if (!fns) return fns.error();
+  StopCheck stopped(opts);
   std::vector<Target> out;
   for (const std::string& fn : *fns) {
+    if (stopped()) return interrupted(spec);
     if (!match(fn)) continue;
     Target t;
     t.kind = spec.kind;
@@ -59,15 +82,20 @@ Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& 
   fs::path events = fs::path(*dir) / "events";
   std::error_code ec;
   fs::directory_iterator systems(events, ec);
-  if (ec)
-    return Error{ec.value(), "cannot list tracepoints", events.string(),
-                 "Root user? tracefs mounted?"};
+  if (ec) {
+    Error e = tracefs::access_error(events.string(), ec.value());
+    e.message = "cannot list tracepoints";  // with access_error's errno and hint
+    return e;
+  }
+  StopCheck stopped(opts);
   std::vector<Target> out;
   for (const fs::directory_entry& sys : systems) {
+    if (stopped()) return interrupted(spec);
     std::string system = sys.path().filename().string();
     // events/ also holds files: enable, header_page, header_event.
     if (!sys.is_directory(ec) || !(*category)(system)) continue;
     for (const fs::directory_entry& ev : fs::directory_iterator(sys.path(), ec)) {
+      if (stopped()) return interrupted(spec);
       std::string event = ev.path().filename().string();
       // A directory without "id" is no event (a system's own files are
       // enable and filter; directories are events).
@@ -93,14 +121,35 @@ std::tuple<int, size_t, const std::string&> alias_rank(const ElfFunction& f) {
   return {bind, f.name.find_first_not_of('_'), f.name};
 }
 
-Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match) {
+// Zero matches in a file without .symtab: the name may well be there, and
+// the user needs to hear that it cannot be seen rather than that it does
+// not exist.
+Error stripped_error(const Spec& spec, const std::string& path, const ElfFunctions& syms) {
+  std::string why =
+      syms.has_dynsym
+          ? " has no symbol table (.symtab): it is stripped, so only its dynamic symbols "
+            "(.dynsym) could be matched"
+          : " has no symbol table (neither .symtab nor .dynsym): it is stripped, so no "
+            "function can be found by name";
+  return Error{0,
+               "0 functions matched by \"" + spec.text + "\": " + path + why,
+               {},
+               "probe an unstripped build of it"};
+}
+
+Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match,
+                                         const ExpandOptions& opts) {
   auto path = resolve_library(spec.library);
   if (!path) return path.error();
-  auto fns = elf_functions(*path);
-  if (!fns) return fns.error();
+  auto syms = elf_symbols(*path);
+  if (!syms) return syms.error();
+  StopCheck stopped(opts);
   std::vector<ElfFunction> hits;
-  for (ElfFunction& f : *fns)
+  for (ElfFunction& f : syms->functions) {
+    if (stopped()) return interrupted(spec);
     if (match(f.name)) hits.push_back(std::move(f));
+  }
+  if (hits.empty() && !syms->has_symtab) return stripped_error(spec, *path, *syms);
   std::sort(hits.begin(), hits.end(), [](const ElfFunction& a, const ElfFunction& b) {
     if (a.file_offset != b.file_offset) return a.file_offset < b.file_offset;
     return alias_rank(a) < alias_rank(b);
@@ -127,6 +176,14 @@ Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match)
 
 }  // namespace
 
+Result<void> check_patterns(const Spec& spec, bool regex) {
+  for (const std::string* p : {&spec.pattern, &spec.category}) {
+    auto m = Matcher::make(*p, regex);
+    if (!m) return m.error();
+  }
+  return {};
+}
+
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) {
   if (spec.kind == Kind::kUsdt) return Error{0, "USDT probes are not supported yet", spec.text, {}};
   auto match = Matcher::make(spec.pattern, opts.regex);
@@ -142,7 +199,7 @@ Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) 
       break;
     case Kind::kUser:
     case Kind::kUserReturn:
-      out = user_targets(spec, *match);
+      out = user_targets(spec, *match, opts);
       break;
     case Kind::kUsdt:
       break;

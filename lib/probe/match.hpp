@@ -3,27 +3,39 @@
 // expansion does not call matches() per name.
 #pragma once
 
-#include <optional>
-#include <regex>
+#include <cstddef>
+#include <memory>
 #include <string>
 
 #include "util/result.hpp"
 
+namespace re2 {
+class RE2;
+}
+
 namespace tracekit::probe {
+
+// Longest pattern (glob or regex) a Matcher takes. Kernel symbols are at
+// most 512 characters (KSYM_NAME_LEN); the limit leaves room for long
+// alternations and C++ names without letting a pasted blob through.
+inline constexpr size_t kMaxPatternLength = 4096;
 
 class Matcher {
  public:
-  // A glob (fnmatch, no flags) or, with regex, an ECMAScript regular
-  // expression that is searched for (unanchored, like grep -E). Error: the
-  // regex does not compile; the message names it and gives std::regex's
-  // reason.
+  // A glob (fnmatch, no flags) or, with regex, an RE2 regular expression
+  // that is searched for (unanchored, like Python's re.search and grep -E:
+  // "^tcp_send.*" matches tcp_sendmsg). RE2 matches in time linear in the
+  // name and never recurses or backtracks, so "(.*)*zzz" costs what "zzz"
+  // costs; what RE2 leaves out (backreferences, lookaround) does not
+  // compile. Error: the pattern is longer than kMaxPatternLength, or the
+  // regex does not compile; the message names the pattern and the reason.
   static Result<Matcher> make(const std::string& pattern, bool regex);
 
   bool operator()(const std::string& name) const;
 
  private:
   std::string pattern_;
-  std::optional<std::regex> re_;  // set in regex mode
+  std::shared_ptr<const re2::RE2> re_;  // set in regex mode
 };
 
 }  // namespace tracekit::probe

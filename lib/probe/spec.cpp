@@ -10,8 +10,6 @@
 // no library has a one-letter name that is also a probe type.
 #include "probe/spec.hpp"
 
-#include <fnmatch.h>
-
 #include <string>
 #include <vector>
 
@@ -91,25 +89,6 @@ Result<Spec> parse_spec(std::string_view text) {
     s.kind = ret ? Kind::kUserReturn : Kind::kUser;
   s.pattern = std::string(parts[2]);
   return s;
-}
-
-Result<Matcher> Matcher::make(const std::string& pattern, bool regex) {
-  Matcher m;
-  m.pattern_ = pattern;
-  if (regex) {
-    try {
-      // optimize: the expression runs against every kernel function name.
-      m.re_.emplace(pattern, std::regex::ECMAScript | std::regex::nosubs | std::regex::optimize);
-    } catch (const std::regex_error& e) {
-      return Error{0, "bad regular expression \"" + pattern + "\": " + e.what(), {}, {}};
-    }
-  }
-  return m;
-}
-
-bool Matcher::operator()(const std::string& name) const {
-  if (re_) return std::regex_search(name, *re_);
-  return fnmatch(pattern_.c_str(), name.c_str(), 0) == 0;
 }
 
 bool matches(const std::string& pattern, const std::string& name, bool regex) {

@@ -10,7 +10,8 @@
 //   u:lib:probe          USDT probe (not supported yet: a clear error)
 //
 // func/event parts may be globs ('tcp_send*') or, with regex, regular
-// expressions (searched, like grep -E: anchor with ^ and $). Expansion lists
+// expressions (RE2 syntax, searched like Python's re.search and grep -E:
+// anchor with ^ and $). Expansion lists
 // what a spec names on this machine: kernel functions from
 // available_filter_functions (or, where that cannot be read, the text
 // symbols of /proc/kallsyms), tracepoints from events/, user functions from
@@ -18,6 +19,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,6 +43,12 @@ struct Spec {
 // reject them with a clear message.
 Result<Spec> parse_spec(std::string_view text);
 
+// Compiles the patterns of spec (function or event, and a tracepoint's
+// category) as expand() will, so that a tool can reject a bad one as a
+// usage error before it sets anything up. Error: a pattern longer than
+// kMaxPatternLength (probe/match.hpp), or a regex that does not compile.
+Result<void> check_patterns(const Spec& spec, bool regex);
+
 struct Target {
   Kind kind = Kind::kKernel;
   std::string function;  // kernel function or user symbol
@@ -54,16 +62,22 @@ struct ExpandOptions {
   bool regex = false;
   size_t max_probes = 1000;  // more matches than this is an error
   std::string tracing_dir;   // "": tracefs::tracing_dir() (kernel and tracepoint specs)
+  // Asked between names; true ends the expansion with an EINTR error.
+  // Empty: cli::stop_requested(), so that Ctrl-C ends a long expansion.
+  std::function<bool()> stopped;
 };
 
 // What spec names on this machine, sorted (functions by name, then offset;
 // tracepoints by system, then event) and without duplicates: for user
 // probes one target per file offset, named by the preferred alias (global
 // over weak over local, then fewer leading underscores). Zero matches is
-// not an error here (the tool prints bcc's message). Error: a u: spec
-// ("USDT probes are not supported yet"), a regex that does not compile, a
+// not an error here (the tool prints bcc's message), except for a user
+// spec on a file without .symtab, where the error says the file is
+// stripped (and whether only .dynsym could be searched). Error: a u: spec
+// ("USDT probes are not supported yet"), a pattern check_patterns rejects, a
 // library that cannot be found, a file that is not ELF, more than
-// max_probes matches (hint: narrow the pattern).
+// max_probes matches (hint: narrow the pattern), stopped() turning true
+// (err EINTR, "interrupted").
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts);
 
 // Library resolution as bcc does it: a name with a '/' is a path (must be
@@ -81,10 +95,19 @@ struct ElfFunction {
   int binding = 0;     // STB_GLOBAL, STB_WEAK or STB_LOCAL (<elf.h>): ranks aliases
   bool ifunc = false;  // STT_GNU_IFUNC: the address is the resolver's, which runs once
 };
+struct ElfFunctions {
+  std::vector<ElfFunction> functions;
+  bool has_symtab = false;  // false: stripped; functions come from .dynsym (if any)
+  bool has_dynsym = false;
+};
 // Defined function symbols (.symtab, else .dynsym) of an ELF file, with
 // file offsets, in symbol table order; aliases (several names at one
 // address) are all listed. Symbols in no PT_LOAD segment are left out: no
-// uprobe can reach them. Error: cannot open, not ELF.
+// uprobe can reach them. Which tables the file has comes along, so that
+// zero matches on a stripped file can be told apart from a wrong name.
+// Error: cannot open, not ELF.
+Result<ElfFunctions> elf_symbols(const std::string& path);
+// elf_symbols(path)'s functions.
 Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
 
 // Kernel functions that can be probed, sorted and unique:
@@ -94,7 +117,7 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
 Result<std::vector<std::string>> kernel_functions(const std::string& tracing_dir,
                                                   const std::string& kallsyms = "/proc/kallsyms");
 
-// Glob match (fnmatch, no flags) or regex search (ECMAScript) of name
+// Glob match (fnmatch, no flags) or regex search (RE2) of name
 // against pattern. Compiles the pattern on every call: to match many names
 // use Matcher (probe/match.hpp). A regex that does not compile matches
 // nothing.

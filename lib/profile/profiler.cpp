@@ -107,9 +107,7 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   auto online = perf::online_cpus();
   if (!online) return online.error();
   if (o.cpu) {
-    if (std::find(online->begin(), online->end(), *o.cpu) == online->end())
-      return Error{0, "CPU " + std::to_string(*o.cpu) + " is not online", {},
-                   "see /sys/devices/system/cpu/online"};
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return ok.error();
     cpus = {*o.cpu};
   } else {
     cpus = *online;

@@ -4,6 +4,7 @@
 
 #include "cli/signals.hpp"
 #include "ftrace/reader.hpp"
+#include "perf/event.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "probe/spec.hpp"
@@ -96,6 +97,10 @@ Counter::~Counter() = default;
 Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   if (o.pid && !process_exists(*o.pid))
     return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+  // Before anything is created: a CPU this machine does not have would
+  // otherwise surface as perf's EINVAL or tracing_cpumask's EOVERFLOW.
+  if (o.cpu)
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return ok.error();
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   if (auto st = tracefs::sweep_dead_runs(*dir, "stackcount", warn, cli::stop_requested); !st)

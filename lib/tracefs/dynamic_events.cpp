@@ -19,6 +19,7 @@
 #include <iostream>
 
 #include "tracefs/instance.hpp"
+#include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::tracefs {
 
@@ -49,9 +50,9 @@ std::string probe_name(std::string_view hint) {
 }
 
 Result<ProbeGroup> ProbeGroup::open(const std::string& tracing_dir) {
-  if (!exists(tracing_dir + "/events"))
-    return Error{ENOENT, "no tracefs events directory", tracing_dir + "/events",
-                 "is tracefs mounted there?"};
+  struct stat st;
+  if (stat((tracing_dir + "/events").c_str(), &st) != 0)
+    return access_error(tracing_dir + "/events", errno);  // EACCES is no missing directory
   for (int tries = 0; tries < 1000; ++tries) {
     int n = g_next_group++;
     std::string name = "tracekit_" + std::to_string(getpid());

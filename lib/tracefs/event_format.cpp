@@ -4,8 +4,10 @@
 #include <traceevent/trace-seq.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
 
+#include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {
@@ -41,9 +43,13 @@ Result<EventFormat> EventFormat::load(const std::string& tracing_dir, const std:
                                       const std::string& event) {
   std::string path = tracing_dir + "/events/" + system + "/" + event + "/format";
   auto text = read_file(path);
-  if (!text)
-    return Error{text.error().err, "no tracepoint " + system + ":" + event, path,
+  if (!text) {
+    int err = text.error().err;
+    // Unreadable is not absent: a non-root user gets EACCES for every event.
+    if (err == EACCES || err == EPERM) return access_error(path, err);
+    return Error{err, "no tracepoint " + system + ":" + event, path,
                  "see " + tracing_dir + "/available_events"};
+  }
   return parse(*text, system);
 }
 

@@ -21,16 +21,27 @@ std::string find_in_mounts(std::string_view mounts) {
   return debugfs;
 }
 
+Error access_error(const std::string& path, int err) {
+  if (err == EACCES || err == EPERM)
+    return Error{err, "no permission to use tracefs", path, "run as root"};
+  return Error{err, "cannot use tracefs", path, "is tracefs mounted there?"};
+}
+
 namespace {
 
 Result<std::string> discover() {
   auto mounts = read_file("/proc/mounts");
   if (!mounts) return mounts.error();
   std::string dir = find_in_mounts(*mounts);
-  // A mounted tracefs is the answer even when this user may not look inside
-  // (events/ is 0700): the error then comes from the access that fails.
+  // A tracefs this user may not look inside (0700, root's) is answered here,
+  // once for every tool: the accesses that would fail later would each guess
+  // at the cause (a missing events/ directory, a missing tracepoint).
   struct stat st;
-  if (!dir.empty() && (stat((dir + "/events").c_str(), &st) == 0 || errno == EACCES)) return dir;
+  if (!dir.empty()) {
+    std::string events = dir + "/events";
+    if (stat(events.c_str(), &st) == 0) return dir;
+    if (errno == EACCES || errno == EPERM) return access_error(events, errno);
+  }
   const std::string where = "/sys/kernel/tracing";
   if (mount("nodev", where.c_str(), "tracefs", 0, nullptr) != 0)
     return Error::from_errno("cannot mount tracefs", where,

@@ -12,9 +12,17 @@ namespace tracekit::tracefs {
 
 // The tracefs mount point: the first tracefs in /proc/mounts, else a
 // "tracing" directory of a mounted debugfs, else /sys/kernel/tracing after
-// mounting tracefs there. Error: not mounted and the mount failed (hint: root,
+// mounting tracefs there. Error: this user may not look inside it
+// (access_error: run as root); not mounted and the mount failed (hint: root,
 // CONFIG_TRACING). The answer is computed once per process.
 Result<std::string> tracing_dir();
+
+// The error for a tracefs path (path) that could not be used, from the
+// errno err: EACCES/EPERM is a permission problem ("no permission to use
+// tracefs", hint "run as root": tracefs is root's unless mounted with a
+// gid), anything else is one of a tracefs that is not there ("is tracefs
+// mounted there?"). Pure, for tests.
+Error access_error(const std::string& path, int err);
 
 // The tracefs mount point named in mounts text (/proc/mounts format), or ""
 // when there is none. Pure, for tests.

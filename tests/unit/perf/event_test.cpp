@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <fstream>
 #include <string>
 
 #include "perf/ring.hpp"
@@ -92,6 +93,55 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(PerfOpenHintLimitTest, OverflowHintNamesTheLimit) {
   EXPECT_NE(detail::open_error_hint(EOVERFLOW).find("(" + std::to_string(max_stack()) + ")"),
             std::string::npos);
+}
+
+// Issue 8, row 15: a non-root user refused by perf hears which setting
+// refused them, with its value.
+TEST(PerfOpenHintLimitTest, PermissionHintNamesTheParanoidSetting) {
+  std::ifstream f("/proc/sys/kernel/perf_event_paranoid");
+  std::string value;
+  if (!(f >> value)) GTEST_SKIP() << "/proc/sys/kernel/perf_event_paranoid is unreadable";
+  for (int err : {EACCES, EPERM})
+    EXPECT_EQ(detail::open_error_hint(err),
+              "run as root or lower /proc/sys/kernel/perf_event_paranoid, now " + value);
+}
+
+// Issue 8, row 13: -c/-C with a CPU this machine does not have.
+TEST(PerfCpuOnlineTest, NamesTheOnlineCpus) {
+  struct Case {
+    int cpu;
+    const char* online;
+    const char* message;  // "" = online
+    const char* hint;
+  };
+  const Case cases[] = {
+      {0, "0-1\n", "", ""},
+      {1, "0-1\n", "", ""},
+      {5, "0-1\n", "CPU 5 is not online", "online CPUs: 0-1"},
+      {2, "0-1\n", "CPU 2 is not online", "online CPUs: 0-1"},
+      {1, "0,2-3\n", "CPU 1 is not online", "online CPUs: 0,2-3"},
+      {3, "0,2-3\n", "", ""},
+      {4096, "0-63", "CPU 4096 is not online", "online CPUs: 0-63"},
+      {0, "junk", "malformed CPU list", ""},
+      {0, "", "malformed CPU list", ""},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::to_string(c.cpu) + " in " + c.online);
+    auto r = check_cpu_online(c.cpu, c.online);
+    if (std::string(c.message).empty()) {
+      EXPECT_TRUE(r.ok()) << r.error().str();
+      continue;
+    }
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, c.message);
+    EXPECT_EQ(r.error().hint, c.hint);
+  }
+  // This machine: CPU 0 is online wherever these tests run; the CPU past the
+  // last online one is not.
+  auto online = online_cpus();
+  ASSERT_TRUE(online.ok());
+  EXPECT_TRUE(check_cpu_online(online->front()).ok());
+  EXPECT_FALSE(check_cpu_online(online->back() + 1).ok());
 }
 
 TEST(PerfFdTest, ClosesOnDestructionAndMoveAssignment) {

@@ -440,3 +440,75 @@ TEST_F(ProbeExpandUserTest, Errors) {
 
 }  // namespace
 }  // namespace tracekit::probe
+
+namespace tracekit::probe {
+namespace {
+
+// Zero matches in a stripped file says the file is stripped (issue 8, row
+// 14): the name may be there, only unseen. Which tables were read comes
+// with elf_symbols().
+TEST(ProbeElfTest, SymbolTablesPresent) {
+  TempDir dir;
+  struct Case {
+    const char* name;
+    std::vector<Sym> symtab, dynsym;
+    bool has_symtab, has_dynsym;
+  };
+  const Case cases[] = {
+      {"both", kSymtab, kDynsym, true, true},
+      {"symtab_only", kSymtab, {}, true, false},
+      {"dynsym_only", {}, kDynsym, false, true},
+      {"neither", {}, {}, false, false},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    std::string path = dir.path() + "/" + c.name;
+    write(path, build_elf(ET_EXEC, kSegs, c.symtab, c.dynsym));
+    auto syms = elf_symbols(path);
+    ASSERT_TRUE(syms.ok()) << syms.error().str();
+    EXPECT_EQ(syms->has_symtab, c.has_symtab);
+    EXPECT_EQ(syms->has_dynsym, c.has_dynsym);
+  }
+}
+
+TEST(ProbeElfTest, ZeroMatchesInAStrippedFileSaySo) {
+  TempDir dir;
+  const std::string dynsym_only = dir.path() + "/dynsym_only";
+  const std::string neither = dir.path() + "/neither";
+  const std::string unstripped = dir.path() + "/unstripped";
+  write(dynsym_only, build_elf(ET_EXEC, kSegs, {}, kDynsym));
+  write(neither, build_elf(ET_EXEC, kSegs, {}, {}));
+  write(unstripped, build_elf(ET_EXEC, kSegs, kSymtab, kDynsym));
+  auto run = [](const std::string& text) {
+    auto spec = parse_spec(text);
+    EXPECT_TRUE(spec.ok());
+    return expand(*spec, ExpandOptions{});
+  };
+
+  auto d = run(dynsym_only + ":main");
+  ASSERT_FALSE(d.ok());
+  EXPECT_EQ(d.error().message, "0 functions matched by \"" + dynsym_only +
+                                   ":main\": " + dynsym_only +
+                                   " has no symbol table (.symtab): it is stripped, so only its "
+                                   "dynamic symbols (.dynsym) could be matched");
+  EXPECT_EQ(d.error().hint, "probe an unstripped build of it");
+
+  auto n = run(neither + ":main");
+  ASSERT_FALSE(n.ok());
+  EXPECT_EQ(n.error().message, "0 functions matched by \"" + neither + ":main\": " + neither +
+                                   " has no symbol table (neither .symtab nor .dynsym): it is "
+                                   "stripped, so no function can be found by name");
+  EXPECT_EQ(n.error().hint, "probe an unstripped build of it");
+
+  // What .dynsym has still matches; a wrong name in an unstripped file is
+  // plain zero matches (the tool prints bcc's line).
+  auto found = run(dynsym_only + ":dyn_only");
+  ASSERT_TRUE(found.ok()) << found.error().str();
+  EXPECT_EQ(found->size(), 1u);
+  auto none = run(unstripped + ":no_such_function");
+  ASSERT_TRUE(none.ok()) << none.error().str();
+  EXPECT_TRUE(none->empty());
+}
+
+}  // namespace
+}  // namespace tracekit::probe

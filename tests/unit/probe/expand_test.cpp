@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -204,6 +205,36 @@ TEST_F(ProbeExpandTest, KernelFunctionsFallBackToKallsyms) {
   EXPECT_EQ(none.error().message, "cannot list kernel functions");
   EXPECT_EQ(none.error().path, dir_ + "/no_kallsyms");
   EXPECT_EQ(none.error().err, ENOENT);
+}
+
+}  // namespace
+}  // namespace tracekit::probe
+
+namespace tracekit::probe {
+namespace {
+
+// Issue 8, row 6: Ctrl-C during an expansion ends it. stopped() is asked
+// before each name; the first true ends the expansion with EINTR, for
+// every kind of spec.
+TEST_F(ProbeExpandTest, StopsWhenAsked) {
+  for (const char* text : {"vfs_*", "t:*:*", "/proc/self/exe:*"}) {
+    SCOPED_TRACE(text);
+    auto spec = parse_spec(text);
+    ASSERT_TRUE(spec.ok());
+    ExpandOptions opts;
+    opts.tracing_dir = dir_;
+    opts.max_probes = 1000000;  // this test program has thousands of functions
+    int asked = 0;
+    opts.stopped = [&asked] { return ++asked > 2; };
+    auto r = expand(*spec, opts);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().err, EINTR);
+    EXPECT_EQ(r.error().message, "interrupted while expanding \"" + std::string(text) + "\"");
+    EXPECT_EQ(asked, 3);  // no name after the stop
+
+    opts.stopped = [] { return false; };
+    EXPECT_TRUE(expand(*spec, opts).ok());
+  }
 }
 
 }  // namespace

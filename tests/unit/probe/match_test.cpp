@@ -1,8 +1,11 @@
 #include "probe/match.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "probe/spec.hpp"
 
@@ -44,6 +47,13 @@ TEST(ProbeMatchTest, GlobsAndRegexes) {
       {"\\d+$", "foo.isra.0", true, true},
       {"vfs_*", "vfs_read", true, true},  // regex "vfs" then any '_'s
       {"(", "anything", true, false},     // does not compile: matches nothing
+      // RE2 syntax, searched like Python's re.search.
+      {"^tcp_(send|recv)msg$", "tcp_recvmsg", true, true},
+      {"(?i)^VFS_READ$", "vfs_read", true, true},
+      {"[[:digit:]]+", "foo.isra.0", true, true},
+      {"(.*)*zzz", "tcp_sendmsg", true, false},
+      {"(.*)*zzz", "a_zzz_b", true, true},
+      {"(a)\\1", "aa", true, false},  // backreferences: not RE2, does not compile
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.pattern) + " ~ " + c.name + (c.regex ? " (regex)" : " (glob)"));
@@ -69,6 +79,83 @@ TEST(ProbeMatchTest, AnyGlobCompiles) {
   ASSERT_TRUE(m.ok());
   EXPECT_FALSE((*m)("vfs_read"));
   EXPECT_TRUE((*m)("vfs_["));
+}
+
+// Issue 8, row 6: std::regex backtracked "(.*)*zzz" for minutes over the
+// kernel's names. In a child with an alarm, so that a regression fails the
+// test instead of hanging it: 120,000 names of 60 characters, each of
+// which made std::regex try about 2^60 ways.
+TEST(ProbeMatchTest, NestedQuantifiersRunInLinearTime) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        alarm(10);
+        std::vector<std::string> names;
+        for (int i = 0; i < 120000; ++i)
+          names.push_back(std::string(56, "abcdefgh_"[i % 9]) + std::to_string(i % 1000));
+        for (const char* p : {"(.*)*zzz", "(a|a)*b$", "^(a+)+$x", "(.*.*.*.*.*.*)*zzz"}) {
+          auto m = Matcher::make(p, true);
+          if (!m) std::exit(3);
+          for (const std::string& n : names)
+            if ((*m)(n)) std::exit(4);
+        }
+        std::exit(0);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
+// Issue 8, row 10: a 100,000-character pattern overflowed the stack in
+// std::regex's compiler. Now it is refused by length, with a message that
+// does not repeat it, for globs as for regexes.
+TEST(ProbeMatchTest, PatternLengthIsCapped) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (bool regex : {true, false}) {
+    SCOPED_TRACE(regex ? "regex" : "glob");
+    const std::string huge(100000, 'a');
+    EXPECT_EXIT(
+        {
+          auto m = Matcher::make(huge, regex);
+          std::exit(m.ok() ? 1 : 0);
+        },
+        ::testing::ExitedWithCode(0), "");
+    auto m = Matcher::make(huge, regex);
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.error().message, std::string(regex ? "regular expression" : "pattern") + " \"" +
+                                     std::string(32, 'a') +
+                                     "...\" is 100000 characters long: the limit is 4096");
+    EXPECT_TRUE(Matcher::make(std::string(kMaxPatternLength, 'a'), regex).ok());
+    EXPECT_FALSE(Matcher::make(std::string(kMaxPatternLength + 1, 'a'), regex).ok());
+  }
+  // Deep nesting within the cap compiles (RE2 keeps its own stacks).
+  std::string deep = std::string(2000, '(') + "a" + std::string(2000, ')');
+  auto m = Matcher::make(deep, true);
+  ASSERT_TRUE(m.ok()) << m.error().str();
+  EXPECT_TRUE((*m)("xay"));
+}
+
+TEST(ProbeMatchTest, CheckPatternsLooksAtFunctionAndCategory) {
+  struct Case {
+    const char* spec;
+    bool regex;
+    bool ok;
+  };
+  const Case cases[] = {
+      {"^tcp_send.*", true, true}, {"t:sched:sched_.*", true, true},
+      {"tcp_(send", true, false},  {"t:sch(ed:switch", true, false},
+      {"tcp_(send", false, true},  {"t:sch(ed:switch", false, true},
+      {"c:mal[loc", false, true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.spec);
+    auto spec = parse_spec(c.spec);
+    ASSERT_TRUE(spec.ok());
+    EXPECT_EQ(check_patterns(*spec, c.regex).ok(), c.ok);
+  }
+  auto spec = parse_spec("t:sched:" + std::string(5000, 'x'));
+  ASSERT_TRUE(spec.ok());
+  auto r = check_patterns(*spec, false);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("is 5000 characters long"), std::string::npos);
 }
 
 }  // namespace
