@@ -246,11 +246,13 @@ void Workload::pin(int cpu) {
 
 namespace {
 
-// "tracekit_<pid>[_<n>]" of a process that still runs, other than this one:
-// another tool running at the same time, not something a test left.
+// "tracekit_<pid>[_<n>]" (or "tracekit_test_<pid>_<n>", the instances of
+// ftrace_test) of a process that still runs, other than this one: another
+// tool or test binary running at the same time, not something a test left.
 bool live_run_of_ours(const std::string& name) {
   if (name.rfind("tracekit_", 0) != 0) return false;
   std::string rest = name.substr(9);
+  if (rest.rfind("test_", 0) == 0) rest = rest.substr(5);
   rest = rest.substr(0, rest.find('_'));
   if (rest.empty() || !std::all_of(rest.begin(), rest.end(), ::isdigit)) return false;
   pid_t pid = static_cast<pid_t>(std::stol(rest));
