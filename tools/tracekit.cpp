@@ -63,7 +63,10 @@ int main(int argc, char** argv) {
 
   if (argc < 2) return list(std::cerr), 2;
   std::string_view sub = argv[1];
-  if (sub == "-h" || sub == "--help") return list(std::cout);
+  if (sub == "-h" || sub == "--help") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    return out.finish(list(std::cout));
+  }
   if (const Entry* e = find(sub)) return run(*e, argc - 1, argv + 1);
   std::cerr << "tracekit: unknown tool '" << sub << "'\n";
   list(std::cerr);

@@ -27,6 +27,13 @@ namespace tracekit::testing {
 
 namespace {
 
+// The processes this test binary started (tools, workloads, tracing
+// children): what they leave in tracefs is the tests' business.
+std::set<pid_t>& spawned() {
+  static std::set<pid_t> pids;
+  return pids;
+}
+
 std::string env_or(const char* name, const char* dflt) {
   const char* v = std::getenv(name);
   return v && *v ? v : dflt;
@@ -56,6 +63,7 @@ Running::Running(const std::vector<std::string>& argv) {
   int out[2], err[2];
   if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC)) throw std::runtime_error("pipe");
   pid_ = fork();
+  if (pid_ > 0) spawned().insert(pid_);
   if (pid_ == 0) {
     dup2(out[1], 1);
     dup2(err[1], 2);
@@ -149,6 +157,7 @@ Workload::Workload(const std::string& name, const std::vector<std::string>& args
   std::vector<std::string> argv{workload_path(name)};
   argv.insert(argv.end(), args.begin(), args.end());
   pid_ = fork();
+  if (pid_ > 0) spawned().insert(pid_);
   if (pid_ == 0) {
     dup2(out[1], 1);
     dup2(in[0], 0);
@@ -246,17 +255,19 @@ void Workload::pin(int cpu) {
 
 namespace {
 
-// "tracekit_<pid>[_<n>]" (or "tracekit_test_<pid>_<n>", the instances of
-// ftrace_test) of a process that still runs, other than this one: another
-// tool or test binary running at the same time, not something a test left.
-bool live_run_of_ours(const std::string& name) {
+// "tracekit_<pid>[_<n>]" (or "tracekit_test_<pid>_<n>", ftrace_test's
+// instances) of a process that is neither this one nor one it started:
+// another tracekit run or test binary, alive or killed, whose leftovers a
+// sweep (any tool's, at its start) may remove at any time. Not something
+// this binary's tests left.
+bool someone_elses_run(const std::string& name) {
   if (name.rfind("tracekit_", 0) != 0) return false;
   std::string rest = name.substr(9);
   if (rest.rfind("test_", 0) == 0) rest = rest.substr(5);
   rest = rest.substr(0, rest.find('_'));
   if (rest.empty() || !std::all_of(rest.begin(), rest.end(), ::isdigit)) return false;
   pid_t pid = static_cast<pid_t>(std::stol(rest));
-  return pid != getpid() && kill(pid, 0) == 0;
+  return pid != getpid() && spawned().count(pid) == 0;
 }
 
 }  // namespace
@@ -277,7 +288,7 @@ std::string tracefs_snapshot() {
     closedir(d);
     std::sort(names.begin(), names.end());
     for (auto& n : names)
-      if (!live_run_of_ours(n)) snap += n + "\n";
+      if (!someone_elses_run(n)) snap += n + "\n";
   }
   for (const char* f : {"dynamic_events", "uprobe_events", "kprobe_events"}) {
     std::ifstream in(t + "/" + f);
@@ -287,7 +298,7 @@ std::string tracefs_snapshot() {
       // "p:tracekit_123/event ...": the group names its run.
       auto colon = line.find(':'), slash = line.find('/');
       if (colon != std::string::npos && slash != std::string::npos && slash > colon &&
-          live_run_of_ours(line.substr(colon + 1, slash - colon - 1)))
+          someone_elses_run(line.substr(colon + 1, slash - colon - 1)))
         continue;
       snap += line + "\n";
     }
@@ -379,6 +390,7 @@ TracingChild start_tracing_child(const std::string& top) {
   int p[2];
   if (pipe(p) != 0) return {};
   pid_t pid = fork();
+  if (pid > 0) spawned().insert(pid);
   if (pid == 0) {
     close(p[0]);
     std::string msg;

@@ -97,8 +97,10 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 
 // What tracekit could leave behind in tracefs, as text: the instances, the
 // dynamic events, every top-level trigger and enabled event, the current
-// tracer, leaving out other tracekit runs that are still alive. Two
-// snapshots around a run must be equal.
+// tracer, leaving out the runs of processes this test binary did not start
+// (Running, run(), Workload, start_tracing_child): other tracekit runs and
+// test binaries, alive or killed, whose leftovers any tool's start may sweep
+// meanwhile. Two snapshots around a run must be equal.
 std::string tracefs_snapshot();
 
 // What tracekit could leave behind in the tracefs at tracing_dir, one entry
