@@ -159,7 +159,9 @@ void sweep_instance(const std::string& top, const std::string& name, bool live,
   }
 
   auto s = remove_dir(dir);
-  if (s) {
+  // ENOENT: another run swept it meanwhile (two tools started at once after
+  // a killed run both sweep); it is gone, which is all that was wanted.
+  if (s || s.error().err == ENOENT) {
     c.removed.push_back("instance " + name + live_note(name, live));
     return;
   }
@@ -196,7 +198,7 @@ void sweep_probes(const std::string& top, const std::string& file, bool include_
       return;
     }
     auto s = write_control(file, "-:" + id, true, {top});
-    if (s) {
+    if (s || s.error().err == ENOENT) {  // (ENOENT: another sweep was first)
       c.removed.push_back("probe " + id + live_note(p.group, live));
       continue;
     }
