@@ -63,8 +63,9 @@ inline constexpr int kMaxFollowRounds = 64;
 // result. An open that fails with ESRCH (the thread exited meanwhile) skips
 // the thread. Error: the first listing is empty, or no thread could be
 // opened ("no process with PID"), or an open failed otherwise.
-Result<FollowedThreads> follow_threads(int pid, const std::function<std::vector<int>()>& list,
-                                       const std::function<Status(int tid, std::vector<uint64_t>* ids)>& open);
+Result<FollowedThreads> follow_threads(
+    int pid, const std::function<std::vector<int>()>& list,
+    const std::function<Status(int tid, std::vector<uint64_t>* ids)>& open);
 
 // Opens every attr of attrs for every thread of process pid on every CPU of
 // events, into events' rings. Each attr must have inherit set, and

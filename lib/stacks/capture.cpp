@@ -129,8 +129,9 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
       if (auto st = in.enable_event("task", "task_newtask"); !st) return st.error();
       if (std::find(systems.begin(), systems.end(), "task") == systems.end())
         systems.push_back("task");
-      c.newtask_is_probe_ = std::any_of(probes.events().begin(), probes.events().end(),
-                                        [&](const TraceEvent& e) { return e.id == c.newtask_->id(); });
+      c.newtask_is_probe_ =
+          std::any_of(probes.events().begin(), probes.events().end(),
+                      [&](const TraceEvent& e) { return e.id == c.newtask_->id(); });
     } else {
       filter = tid_filter(threads);
     }
@@ -142,8 +143,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     // the reserve when a trigger needs the record, as a post-call stacktrace
     // does); and with more than kMaxFilterThreads threads the fallback sets
     // no kernel filter at all.
-    c.filter_.emplace(ThreadGroup(*o.pid, threads),
-                      [](int tid) { return tgid_of(tid); });
+    c.filter_.emplace(ThreadGroup(*o.pid, threads), [](int tid) { return tgid_of(tid); });
   }
 
   for (const auto& e : probes.events()) {
@@ -236,8 +236,8 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   c.attr_ = attrs.front();
   if (o.pid) {
     auto ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), true), cpus, -1, 256);
-    if (!ev && (ev.error().err == EINVAL || ev.error().err == ENOENT ||
-                ev.error().err == EOPNOTSUPP))
+    if (!ev &&
+        (ev.error().err == EINVAL || ev.error().err == ENOENT || ev.error().err == EOPNOTSUPP))
       ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), false), cpus, -1, 256);
     if (!ev) return ev.error();
     c.events_.emplace(std::move(*ev));

@@ -60,9 +60,13 @@ ThreadGroup::Verdict ThreadFilter::verdict(int tid) {
 void ThreadFilter::push(const ftrace::Event& e, const Callback& fn) {
   if (held_.empty()) {
     switch (verdict(e.pid)) {
-      case ThreadGroup::Verdict::kMember: fn(e); return;
-      case ThreadGroup::Verdict::kOther: return;
-      case ThreadGroup::Verdict::kUnknown: break;
+      case ThreadGroup::Verdict::kMember:
+        fn(e);
+        return;
+      case ThreadGroup::Verdict::kOther:
+        return;
+      case ThreadGroup::Verdict::kUnknown:
+        break;
     }
   }
   Held h;

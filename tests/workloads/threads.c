@@ -3,6 +3,11 @@
  * child processes that do the same work, for tests of -p (every thread of
  * the process, threads started later included; its children not).
  *
+ *   threads [FILE]   FILE: where to write, before "done", the wall time in
+ *                    microseconds threads A and C spent in thread_sleep()
+ *                    (460 ms each unless the machine is busy: waiting for a
+ *                    CPU after a sleep is blocked time too)
+ *
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), then:
  *   thread A (started by main): 211 one_getppid() calls, thread_sleep(23,
  *            20) (460 ms blocked), forks child process P2, waits for it;
@@ -46,12 +51,17 @@ __attribute__((noinline)) long make_calls(long n) {
   return sum;
 }
 
-__attribute__((noinline)) void thread_sleep(int n, long ms) {
+/* Returns the wall time it took, in microseconds. */
+__attribute__((noinline)) long thread_sleep(int n, long ms) {
+  double start = now();
   for (int i = 0; i < n; i++) {
     struct timespec ts = {0, ms * 1000000L};
     raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
   }
+  return (long)((now() - start) * 1e6);
 }
+
+static long slept_a, slept_c; /* written by A and C, read after joining them */
 
 /* What every child process and its thread do. */
 static void* child_work(void* arg) {
@@ -64,7 +74,7 @@ static void* child_work(void* arg) {
 static void* thread_a(void* arg) {
   (void)arg;
   make_calls(kCallsA);
-  thread_sleep(kSleeps, kSleepMs);
+  slept_a = thread_sleep(kSleeps, kSleepMs);
   pid_t p2 = fork();
   if (p2 == 0) {
     /* A child of a multi-threaded process: raw system calls only. */
@@ -78,7 +88,7 @@ static void* thread_a(void* arg) {
 static void* thread_c(void* arg) {
   (void)arg;
   make_calls(kCallsC);
-  thread_sleep(kSleeps, kSleepMs);
+  slept_c = thread_sleep(kSleeps, kSleepMs);
   return NULL;
 }
 
@@ -91,7 +101,7 @@ static void* thread_b(void* arg) {
   return NULL;
 }
 
-int main(void) {
+int main(int argc, char** argv) {
   sigset_t go;
   sigemptyset(&go);
   sigaddset(&go, SIGUSR1);
@@ -114,6 +124,12 @@ int main(void) {
   pthread_join(a, NULL);
   pthread_join(b, NULL);
   if (p1 > 0) waitpid(p1, NULL, 0);
+  if (argc > 1) {
+    FILE* f = fopen(argv[1], "w");
+    if (!f) return 1;
+    fprintf(f, "%ld\n", slept_a + slept_c);
+    fclose(f);
+  }
   printf("done\n");
   fflush(stdout);
   for (;;) pause();

@@ -13,9 +13,9 @@ namespace {
 struct Fake {
   std::vector<std::vector<int>> listings;  // one per call; the last repeats
   size_t calls = 0;
-  std::map<int, int> fail;                 // tid -> errno of its open
+  std::map<int, int> fail;                   // tid -> errno of its open
   std::vector<std::pair<int, bool>> opened;  // tid, ids asked
-  std::function<void(int)> on_open;        // threads appearing while opening
+  std::function<void(int)> on_open;          // threads appearing while opening
 
   std::vector<int> list() {
     auto l = listings[std::min(calls, listings.size() - 1)];

@@ -14,7 +14,7 @@ namespace {
 
 using V = ThreadGroup::Verdict;
 constexpr uint64_t kThread = kCloneThread | 0x00000f00;  // what pthread_create passes, roughly
-constexpr uint64_t kFork = 0x11;                          // SIGCHLD, as fork() passes
+constexpr uint64_t kFork = 0x11;                         // SIGCHLD, as fork() passes
 
 TEST(ThreadGroupTest, StartingThreadsAndTheirNewThreadsAreMembers) {
   ThreadGroup g(100, {100, 101});
@@ -121,7 +121,7 @@ TEST_F(ThreadFilterTest, KnownTasksPassOrAreDroppedAtOnce) {
   push(100, 1);
   push(300, 2);  // another process, alive: /proc says so
   push(300, 3);
-  push(0, 4);    // idle
+  push(0, 4);  // idle
   EXPECT_EQ(out_, (std::vector<uint64_t>{1}));
   EXPECT_EQ(lookups_, 1);  // /proc once per task
   EXPECT_EQ(filter_.held(), 0u);
@@ -191,10 +191,10 @@ TEST(CanFollowForksTest, NeedsTheListsAndTheirForkOptions) {
   EXPECT_TRUE(can_follow_forks(tree(events), false));
   EXPECT_FALSE(can_follow_forks(tree(events), true));
   EXPECT_TRUE(can_follow_forks(tree(all), true));
-  EXPECT_FALSE(can_follow_forks(tree({"set_event_pid"}), false));            // Linux 4.4 to 4.6
+  EXPECT_FALSE(can_follow_forks(tree({"set_event_pid"}), false));  // Linux 4.4 to 4.6
   EXPECT_FALSE(can_follow_forks(tree({"options/event-fork"}), false));
-  EXPECT_FALSE(can_follow_forks(tree({"set_event_pid", "options/event-fork", "set_ftrace_pid"}),
-                                true));
+  EXPECT_FALSE(
+      can_follow_forks(tree({"set_event_pid", "options/event-fork", "set_ftrace_pid"}), true));
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ TEST(TracefsInstancePidsTest, MissingFileIsAnErrorAndNothingToUndo) {
     EXPECT_EQ(st.error().err, ENOENT);
     EXPECT_NE(st.error().path.find("set_event_pid"), std::string::npos);
   }
-  EXPECT_EQ(t.writes(), (Lines{"mkdir T/" + rel, "write T/" + rel + "/set_event_pid 1",
-                               "rmdir T/" + rel}));
+  EXPECT_EQ(t.writes(),
+            (Lines{"mkdir T/" + rel, "write T/" + rel + "/set_event_pid 1", "rmdir T/" + rel}));
 }
 
 TEST(TracefsInstancePidsTest, HasProbesFilesAndDirectories) {
