@@ -14,9 +14,9 @@ namespace tracekit::probe {
 class Matcher {
  public:
   // A glob (fnmatch, no flags) or, with regex, an ECMAScript regular
-  // expression that is searched for (unanchored, like grep -E). Error: the
-  // regex does not compile; the message names it and gives std::regex's
-  // reason.
+  // expression that is searched for (unanchored, like grep -E), in time
+  // polynomial in the name's length (no back-references). Error: the regex
+  // does not compile; the message names it and gives std::regex's reason.
   static Result<Matcher> make(const std::string& pattern, bool regex);
 
   bool operator()(const std::string& name) const;
