@@ -142,3 +142,59 @@ clean:
 	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+# ---- fuzz (issue 8): libFuzzer targets, not part of check -------------------
+# tests/fuzz/<name>_fuzz.cpp -> build/fuzz/<name>_fuzz, built with Debian's
+# clang++ and -fsanitize=fuzzer,address,undefined against lib/ compiled the
+# same way into build/fuzz/obj. `make fuzz` installs clang (scripts/
+# install-deps fuzz), builds every target and runs each for FUZZ_SECONDS
+# (scripts/fuzz: executions, coverage, findings; exit 1 on a finding).
+# `make fuzz-build` only builds; `scripts/fuzz NAME` runs one target;
+# `make fuzz-corpus` rewrites tests/fuzz/corpus/ from this machine (root).
+# The corpora in tests/fuzz/corpus/ are also replayed by the unit tests
+# (tests/unit/fuzz/), without clang.
+FUZZ_CXX      ?= clang++
+FUZZ_SECONDS  ?= 30
+FUZZ_BUILD    := $(BUILD)/fuzz
+FUZZ_CXXFLAGS := -std=c++20 -g -O1 $(WARN) -fno-omit-frame-pointer \
+                 -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_SRCS     := $(wildcard tests/fuzz/*_fuzz.cpp)
+FUZZERS       := $(FUZZ_SRCS:tests/fuzz/%.cpp=$(FUZZ_BUILD)/%)
+FUZZ_LIB      := $(FUZZ_BUILD)/libtracekit.a
+# Kept between builds (make would delete them as intermediates).
+.SECONDARY: $(FUZZ_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o)
+
+.PHONY: deps-fuzz fuzz fuzz-build fuzz-corpus
+
+deps-fuzz:
+	$(Q)scripts/install-deps fuzz
+
+$(FUZZ_BUILD)/obj/%.o: %.cpp | deps deps-fuzz
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCXX $<")
+	$(Q)$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o)
+	@$(if $(Q),echo "  AR      $@")
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/%_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(FUZZ_CXX) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-build: $(FUZZERS)
+
+fuzz: fuzz-build
+	$(Q)FUZZ_SECONDS=$(FUZZ_SECONDS) BUILD=$(BUILD) scripts/fuzz
+
+# Rewrites the seed corpora from this machine (root; see the two generators).
+$(FUZZ_BUILD)/make-perf-corpus: tests/fuzz/make-perf-corpus.cpp $(LIBTRACEKIT) | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LINK    $@")
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(LIBTRACEKIT) $(LDLIBS)
+
+fuzz-corpus: $(FUZZ_BUILD)/make-perf-corpus
+	$(Q)tests/fuzz/make-corpus.sh && $(FUZZ_BUILD)/make-perf-corpus
+
+-include $(shell find $(FUZZ_BUILD)/obj -name '*.d' 2>/dev/null)
+# ---- end fuzz ---------------------------------------------------------------

@@ -44,7 +44,8 @@ class Ring {
   // included, and is valid only during the call), then releases the space to
   // the kernel. PERF_RECORD_LOST records are counted into lost() and also
   // passed to fn. Returns how many records were read. A header the kernel
-  // cannot have written (size below 8 or beyond head) means the ring is out of
+  // cannot have written (size below 8 or beyond head), or a head more than
+  // the data area ahead of the tail (or behind it), means the ring is out of
   // step: everything available is dropped so the next drain starts in step.
   // At most max_records are read, and none once stop() returns true (it is
   // asked before each record): the rest stays for the next drain. A reader
@@ -81,6 +82,10 @@ size_t Ring::drain(Fn&& fn, size_t max_records, Stop&& stop) {
   // Only we write data_tail, so a plain read sees our last store.
   uint64_t tail = static_cast<perf_event_mmap_page*>(base_)->data_tail;
   size_t n = 0;
+  // The kernel never gets more than the data area ahead of us (it counts
+  // PERF_RECORD_LOST instead), and tail never passes head: either is a bogus
+  // counter, and reading up to head would go round the ring lap after lap.
+  if (head - tail > data_size_) tail = head;
   while (tail < head && n < max_records && !stop()) {
     const uint64_t off = tail & mask;
     perf_event_header hdr;

@@ -65,7 +65,9 @@ KernelSymbols KernelSymbols::parse(std::istream& in) {
     std::string_view rest = s.substr(sp1 + 3);
     size_t end = rest.find_first_of(" \t");
     std::string_view name = rest.substr(0, end);
-    if (name.empty()) continue;
+    // A NUL would cut the name short in names_ (an empty name, found by
+    // fuzzing): no kernel writes one, so the line is garbage.
+    if (name.empty() || line.find('\0') != std::string::npos) continue;
     std::string_view mod;
     if (end != std::string_view::npos) {
       mod = trim(rest.substr(end));

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
 #include "tracefs/tracing_dir.hpp"
@@ -36,6 +37,10 @@ Result<EventFormat> EventFormat::parse(std::string_view text, const std::string&
   if (!ev) return Error{0, "cannot parse the event format", system + ":" + name, {}};
   f.event_ = ev;
   f.name_ = system + ":" + ev->name;
+  for (const tep_format_field* list : {ev->format.common_fields, ev->format.fields})
+    for (const tep_format_field* fl = list; fl; fl = fl->next)
+      f.fields_end_ = std::max(f.fields_end_, static_cast<size_t>(fl->offset) +
+                                                  static_cast<size_t>(fl->size));
   return f;
 }
 
@@ -77,6 +82,9 @@ std::string_view EventFormat::string(const tep_format_field* f,
 }
 
 std::string EventFormat::print(std::span<const uint8_t> raw) const {
+  // tep_print_event reads every field the print format names, wherever the
+  // record ends (an empty one: the event type at offset 0 of nullptr).
+  if (raw.size() < fields_end_) return {};
   tep_record rec{};
   rec.data = const_cast<uint8_t*>(raw.data());
   rec.size = static_cast<int>(raw.size());

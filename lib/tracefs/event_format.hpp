@@ -45,6 +45,8 @@ class EventFormat {
   // The record printed by the event's own print format, as in the trace file
   // ("prev_comm=bash prev_pid=5 ... ==> next_comm=..."), for values whose
   // meaning the kernel defines in its print format (sched_switch prev_state).
+  // "" when the record is shorter than the event's fields (libtraceevent
+  // would read past it).
   std::string print(std::span<const uint8_t> raw) const;
 
  private:
@@ -55,6 +57,7 @@ class EventFormat {
   std::unique_ptr<tep_handle, TepDeleter> tep_;
   tep_event* event_ = nullptr;
   std::string name_;
+  size_t fields_end_ = 0;  // where the last common or event field ends
 };
 
 }  // namespace tracekit::tracefs

@@ -46,12 +46,13 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view s) {
     auto dash = field.find('-');
     if (dash == std::string_view::npos) {
       auto v = parse_int<int>(field);
-      if (!v || *v < 0) return std::nullopt;
+      if (!v || *v < 0 || *v >= kMaxCpu) return std::nullopt;
       cpus.push_back(*v);
     } else {
       auto lo = parse_int<int>(field.substr(0, dash));
       auto hi = parse_int<int>(field.substr(dash + 1));
-      if (!lo || !hi || *lo < 0 || *hi < *lo) return std::nullopt;
+      // Bounded: "0-2147483647" would fill gigabytes (and ++c overflow).
+      if (!lo || !hi || *lo < 0 || *hi < *lo || *hi >= kMaxCpu) return std::nullopt;
       for (int c = *lo; c <= *hi; ++c) cpus.push_back(c);
     }
   }

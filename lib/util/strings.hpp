@@ -45,7 +45,9 @@ std::string_view trim(std::string_view s);
 std::optional<std::vector<int>> parse_id_list(std::string_view s);
 
 // Kernel CPU list syntax ("0-3,5", as in /sys/devices/system/cpu/online).
-// nullopt on malformed input.
+// nullopt on malformed input, and for a CPU number of kMaxCpu or more (the
+// kernel's NR_CPUS is at most 8192).
+inline constexpr int kMaxCpu = 1 << 16;
 std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
 
 // The whole content of a (usually /proc or /sys) file. Error carries errno

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <chrono>
+
 #include <string>
 #include <vector>
 
@@ -71,6 +73,32 @@ TEST(ProbeMatchTest, BadRegexNamesItAndTheReason) {
   const std::string prefix = "bad regular expression \"tcp_(send\": ";
   EXPECT_EQ(m.error().message.substr(0, prefix.size()), prefix);
   EXPECT_GT(m.error().message.size(), prefix.size());  // std::regex's reason follows
+}
+
+// Found by tests/fuzz/match_fuzz.cpp: patterns with nested or many
+// optional repeats made std::regex backtrack exponentially ("(a|aa)*b" on 40
+// a's ran for over a minute; the fuzzer's own on a 39-character C++ name hit
+// its 5 s timeout).
+TEST(ProbeMatchTest, RegexSearchIsNotExponential) {
+  const struct {
+    const char* pattern;
+    std::string name;
+  } cases[] = {
+      {"(a|aa)*b", std::string(40, 'a')},
+      {"(a?){30}a{30}", std::string(30, 'a')},
+      {"x{0,3}y.???????????????????????????*?zxyabz", "_ZN4llvm12PassRegistry11getPassInfoEPKv"},
+  };
+  for (const auto& c : cases) {
+    auto m = Matcher::make(c.pattern, true);
+    ASSERT_TRUE(m.ok()) << c.pattern;
+    auto start = std::chrono::steady_clock::now();
+    (void)(*m)(c.name);
+    auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - start)
+                  .count();
+    EXPECT_LT(ms, 500) << c.pattern;
+  }
+  EXPECT_TRUE((*Matcher::make("(a?){30}a{30}", true))(std::string(30, 'a')));
 }
 
 TEST(ProbeMatchTest, AnyGlobCompiles) {

@@ -114,6 +114,27 @@ TEST(SymbolsKallsymsTest, StrongBeatsLocalBeatsWeakAtSameAddress) {
   }
 }
 
+// Found by tests/fuzz/kallsyms_fuzz.cpp: a NUL in a name or module came
+// back as an empty or cut name (names are stored NUL-separated). Such lines
+// are skipped; the symbol before them extends over their address.
+TEST(SymbolsKallsymsTest, LinesWithANulAreSkipped) {
+  using namespace std::string_literals;
+  const std::string cases[] = {
+      "ffffffff81000000 T before\nffffffff81000010 t \0\0\0\x10x_init_setup\n"s,
+      "ffffffff81000000 T before\nffffffff81000010 t name\0tail\n"s,
+      "ffffffff81000000 T before\nffffffff81000010 t fn\t[mo\0d]\n"s,
+  };
+  for (const auto& text : cases) {
+    KernelSymbols ks = parse(text);
+    EXPECT_EQ(ks.size(), 1u);
+    auto r = ks.lookup(0xffffffff81000014);
+    ASSERT_TRUE(r.has_value());
+    EXPECT_EQ(r->name, "before");
+    EXPECT_EQ(r->offset, 0x14u);
+    EXPECT_EQ(r->module, "");
+  }
+}
+
 TEST(SymbolsKallsymsTest, ZeroAddressesOnlyGiveAnEmptyTable) {
   KernelSymbols ks = parse(
       "0000000000000000 T _stext\n"

@@ -86,6 +86,19 @@ TEST(TracefsEventFormatTest, PrintUsesTheKernelsPrintFormat) {
   EXPECT_NE(line(0x80).find("prev_state=I "), std::string::npos) << line(0x80);
 }
 
+// Found by tests/fuzz/event_format_fuzz.cpp: printing a record shorter than
+// the event's fields read past it (and an empty one dereferenced nullptr).
+TEST(TracefsEventFormatTest, PrintOfAShortRecordIsEmpty) {
+  auto f = EventFormat::parse(kSchedSwitch, "sched");
+  ASSERT_TRUE(f.ok());
+  for (size_t size : {0, 1, 8, 30, 40, 63}) {
+    auto raw = record("bash", 42, 1, 7);
+    raw.resize(size);
+    EXPECT_EQ(f->print(raw), "") << size << " bytes";
+  }
+  EXPECT_NE(f->print(record("bash", 42, 1, 7)), "");
+}
+
 TEST(TracefsEventFormatTest, GarbageIsAnError) {
   EXPECT_FALSE(EventFormat::parse("not a format", "sched").ok());
 }

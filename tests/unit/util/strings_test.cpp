@@ -123,6 +123,12 @@ TEST(UtilParseCpuListTest, Lists) {
       {"-1", std::nullopt},
       {"0,,1", std::nullopt},
       {"0-x", std::nullopt},
+      // Found by tests/fuzz/strings_fuzz.cpp: ranges were expanded whatever
+      // their size (200 million ints here; "0-2147483647" also overflowed).
+      {"1474834-214748348", std::nullopt},
+      {"0-2147483647", std::nullopt},
+      {"65536", std::nullopt},
+      {"65534-65535", std::vector<int>{65534, 65535}},
   };
   for (const auto& [in, want] : cases) EXPECT_EQ(parse_cpu_list(in), want) << '"' << in << '"';
 }
