@@ -77,8 +77,9 @@ TEST(ProbeMatchTest, BadRegexNamesItAndTheReason) {
 
 // Found by tests/fuzz/match_fuzz.cpp: patterns with nested or many
 // optional repeats made std::regex backtrack exponentially ("(a|aa)*b" on 40
-// a's ran for over a minute; the fuzzer's own on a 39-character C++ name hit
-// its 5 s timeout).
+// a's ran for over a minute; the fuzzer's own, "x{0,3}y.?????...*?zxyabz" on
+// a 39-character C++ name, hit its 5 s timeout: RE2 refuses that one as a
+// bad repetition).
 TEST(ProbeMatchTest, RegexSearchIsNotExponential) {
   const struct {
     const char* pattern;
@@ -86,7 +87,6 @@ TEST(ProbeMatchTest, RegexSearchIsNotExponential) {
   } cases[] = {
       {"(a|aa)*b", std::string(40, 'a')},
       {"(a?){30}a{30}", std::string(30, 'a')},
-      {"x{0,3}y.???????????????????????????*?zxyabz", "_ZN4llvm12PassRegistry11getPassInfoEPKv"},
   };
   for (const auto& c : cases) {
     auto m = Matcher::make(c.pattern, true);
