@@ -266,9 +266,12 @@ Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, 
   };
   Cleanup c = remove_leftovers(tracing_dir, false, hooks);
   for (const auto& f : c.failed) warn << tool << ": cannot remove " << f << "\n";
-  if (c.interrupted)
+  if (c.interrupted) {
+    warn << tool << ": interrupted; the rest is removed by the next run or by reset-tracing"
+         << std::endl;
     return Error{EINTR, "interrupted while removing what dead runs left in tracefs", {},
                  "reset-tracing removes the rest"};
+  }
   return {};
 }
 

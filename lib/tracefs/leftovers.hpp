@@ -52,7 +52,8 @@ Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live = fal
 // What a tool does at start: removes dead runs' leftovers, saying on warn
 // what it removes ("stackcount: removing instance tracekit_12_0, 324 triggers,
 // left by a dead run...") and what it could not. Error (EINTR) when
-// interrupted() stopped it: the tool should end.
+// interrupted() stopped it (said on warn too): the tool ends as on any
+// Ctrl-C.
 Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, std::ostream& warn,
                        const std::function<bool()>& interrupted);
 

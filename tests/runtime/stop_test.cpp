@@ -98,9 +98,11 @@ TEST_F(StopRuntime, StartupSweepSaysWhatItRemovesAndGivesWayToCtrlC) {
   next.signal(SIGINT);
   auto r = next.finish(120);
   double took = seconds_since(t0);
-  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.exit_code, 0) << r.err;  // as any Ctrl-C
   EXPECT_NE(r.err.find("80 triggers, left by a dead run..."), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("interrupted while removing what dead runs left"), std::string::npos)
+  EXPECT_NE(r.err.find("stackcount: interrupted; the rest is removed by the next run or by "
+                       "reset-tracing"),
+            std::string::npos)
       << r.err;
   EXPECT_EQ(r.out.find("Tracing"), std::string::npos) << "it must not go on to trace";
   std::cout << "exit after Ctrl-C during the sweep: " << took << " s\n";
