@@ -124,11 +124,13 @@ int stackcount_main(int argc, char** argv) {
 
   cli::Deadline end(o.duration);
   auto go_on = [&] { return !cli::stop_requested() && !end.expired() && !cli::output_failed(); };
+  cli::Deadline next(o.interval);
   while (go_on()) {
-    cli::Deadline next(o.interval);
-    while (go_on() && !next.expired())
-      counter->poll(std::min(end.poll_timeout_ms(250), next.poll_timeout_ms(250)));
-    if (o.interval && next.expired() && go_on()) print_report(*counter, o);
+    counter->poll(std::min(end.poll_timeout_ms(250), next.poll_timeout_ms(250)));
+    if (o.interval && next.expired() && go_on()) {
+      print_report(*counter, o);
+      next.advance(*o.interval);
+    }
   }
   counter->stop();
   if (cli::stop_signal() == SIGPIPE || cli::output_failed()) return cli::kExitOk;

@@ -145,6 +145,15 @@ int Deadline::poll_timeout_ms(int max_ms) const {
   return static_cast<int>(std::min<long long>(ms, cap));
 }
 
+void Deadline::advance(double seconds) {
+  if (!end_ || !(seconds > 0)) return;
+  const auto step = std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(std::min(seconds, kMaxSeconds)));
+  const auto now = std::chrono::steady_clock::now();
+  *end_ += step;
+  if (*end_ <= now) *end_ += step * ((now - *end_) / step + 1);
+}
+
 void sleep_unless_stopped(int ms) {
   // poll() with no fds sleeps, and a handler installed without SA_RESTART
   // cuts it short with EINTR.

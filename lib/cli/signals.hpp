@@ -51,6 +51,10 @@ class Deadline {
   // negative max_ms (poll's "forever") caps nothing: the time left, or max_ms
   // itself without a deadline. A duration <= 0 (or NaN) has expired at once.
   int poll_timeout_ms(int max_ms) const;
+  // For periodic work (-i): moves the deadline on by seconds from where it
+  // was, not from now, so the periods do not drift by the time the work
+  // takes; periods already past (a stalled machine) are skipped.
+  void advance(double seconds);
 
  private:
   std::optional<std::chrono::steady_clock::time_point> end_;

@@ -177,10 +177,12 @@ void Counter::poll(int timeout_ms) {
   if (m.ftrace) {
     m.ftrace->poll(timeout_ms, [&](const ftrace::Event& e) { m.on_ftrace(e); });
   } else {
+    // Each drain reads at most what the rings hold when it starts; a stop
+    // request ends it early (stop() reads the rest once the events are off).
     m.perf->events().wait(timeout_ms);
-    m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
-      m.on_perf(h, r);
-    });
+    m.perf->events().drain(
+        [&](int, const perf_event_header& h, std::span<const uint8_t> r) { m.on_perf(h, r); },
+        SIZE_MAX, [] { return cli::stop_requested(); });
   }
 }
 

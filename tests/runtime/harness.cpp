@@ -363,6 +363,30 @@ std::string slurp(const std::string& path) {
   return t ? *t : std::string();
 }
 
+void TracingTest::SetUp() {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs and perf_event_open";
+  before_ = tracefs_snapshot();
+}
+
+void TracingTest::TearDown() {
+  if (geteuid() == 0 && !IsSkipped()) {
+    EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
+  }
+}
+
+double cpu_seconds(pid_t pid) {
+  const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto close = stat.rfind(')');
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string field;
+  unsigned long long utime = 0, stime = 0;
+  for (int i = 3; i <= 13 && rest >> field; ++i) {  // fields 3..13: state .. majflt
+  }
+  rest >> utime >> stime;                          // fields 14, 15
+  return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
+}
+
 bool contains(const std::string& hay, const std::string& needle) {
   return hay.find(needle) != std::string::npos;
 }

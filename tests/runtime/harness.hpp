@@ -4,6 +4,7 @@
 // build/workloads), relative to the directory the tests run in.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -116,6 +117,18 @@ std::vector<std::string> tracefs_objects(const std::string& tracing_dir, const s
 
 // A file's content; "" when it cannot be read.
 std::string slurp(const std::string& path);
+
+// A test that traces: skips without root, saying so, and fails when tracefs
+// is not after the test as it was before (tracefs_snapshot()).
+class TracingTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+  std::string before_;  // tracefs_snapshot() at the start
+};
+
+// The CPU time process pid has used (user + system, /proc/PID/stat), seconds.
+double cpu_seconds(pid_t pid);
 
 bool contains(const std::string& hay, const std::string& needle);
 

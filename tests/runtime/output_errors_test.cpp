@@ -62,19 +62,7 @@ void expect_whole_lines(const std::string& out) {
       ADD_FAILURE() << "cut line: '" << line << "'";
 }
 
-class OutputErrorsRuntime : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs and perf_event_open";
-    before_ = tracefs_snapshot();
-  }
-  void TearDown() override {
-    if (geteuid() == 0) {
-      EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
-    }
-  }
-  std::string before_;
-};
+class OutputErrorsRuntime : public TracingTest {};
 
 // Row 4: a full disk. Each tool runs with its stdout on /dev/full, through
 // sh (exec: a tool that times out is the one killed) so that the redirection

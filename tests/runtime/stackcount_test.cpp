@@ -57,18 +57,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
-class StackcountRuntime : public ::testing::Test {
+class StackcountRuntime : public TracingTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs and perf_event_open";
-    before_ = tracefs_snapshot();
-  }
-  void TearDown() override {
-    if (geteuid() == 0) {
-      EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
-    }
-  }
-
   // Runs tool with args against a fresh stackwork run; SIGINT when done.
   RunResult trace(const std::string& tool, std::vector<std::string> args, Workload& w,
                   const std::string& ready_text) {
@@ -85,7 +75,6 @@ class StackcountRuntime : public ::testing::Test {
     return t.finish(60);
   }
 
-  std::string before_;
 };
 
 TEST_F(StackcountRuntime, TracepointCountsExactlyWithUserStacks) {

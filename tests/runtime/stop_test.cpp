@@ -24,23 +24,13 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-class StopRuntime : public ::testing::Test {
+class StopRuntime : public TracingTest {
  protected:
-  void SetUp() override {
-    if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs";
-    before_ = tracefs_snapshot();
-  }
-  void TearDown() override {
-    if (geteuid() == 0) {
-      EXPECT_EQ(tracefs_snapshot(), before_) << "tracefs was left changed";
-    }
-  }
   // reset-tracing -q: what an interrupted run left goes.
   void reset() {
     auto r = run({tool_path("reset-tracing"), "-q"}, 120);
     EXPECT_EQ(r.exit_code, 0) << r.err;
   }
-  std::string before_;
 };
 
 TEST_F(StopRuntime, SigquitEndsARunLikeSigterm) {

@@ -10,7 +10,9 @@
  * the function is the user leaf of the blocked stack (libc has no frame
  * pointers). Protocol: prints "ready PID", waits for a byte on stdin, runs
  * the three phases, prints "took FUNCTION MICROSECONDS" (each phase's wall
- * time) and "done", then waits on stdin until killed.
+ * time), "blocks FUNCTION US US ..." (the wall time of each blocking call,
+ * the truth for -m and -M on a busy machine) and "done", then waits on stdin
+ * until killed.
  */
 #include <stdlib.h>
 #include <sys/syscall.h>
@@ -19,22 +21,39 @@
 
 #include "workload.h"
 
+enum { kMaxBlocks = 64 };
+static double blocks[3][kMaxBlocks]; /* per phase, each call's wall time, s */
+
 __attribute__((noinline)) void sleep_known(int n, long ms) {
   for (int i = 0; i < n; i++) {
     struct timespec ts = {0, ms * 1000000L};
+    double t = now();
     raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+    blocks[0][i] = now() - t;
   }
 }
 
 __attribute__((noinline)) void poll_known(int n, long ms) {
-  for (int i = 0; i < n; i++) raw_syscall3(SYS_poll, 0, 0, ms);
+  for (int i = 0; i < n; i++) {
+    double t = now();
+    raw_syscall3(SYS_poll, 0, 0, ms);
+    blocks[1][i] = now() - t;
+  }
 }
 
 __attribute__((noinline)) void nap_short(int n, long ms) {
   for (int i = 0; i < n; i++) {
     struct timespec ts = {0, ms * 1000000L};
+    double t = now();
     raw_syscall3(SYS_nanosleep, (long)&ts, 0, 0);
+    blocks[2][i] = now() - t;
   }
+}
+
+static void print_blocks(const char* fn, const double* b, int n) {
+  printf("blocks %s", fn);
+  for (int i = 0; i < n; i++) printf(" %.0f", b[i] * 1e6);
+  printf("\n");
 }
 
 int main(void) {
@@ -52,6 +71,9 @@ int main(void) {
   double t3 = now();
   printf("took sleep_known %.0f\ntook poll_known %.0f\ntook nap_short %.0f\n", (t1 - t0) * 1e6,
          (t2 - t1) * 1e6, (t3 - t2) * 1e6);
+  print_blocks("sleep_known", blocks[0], 37);
+  print_blocks("poll_known", blocks[1], 10);
+  print_blocks("nap_short", blocks[2], 50);
   printf("done\n");
   fflush(stdout);
   while (read(0, &c, 1) == 1) {

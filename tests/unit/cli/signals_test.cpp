@@ -311,5 +311,25 @@ TEST(CliDeadlineTest, RoundsUpAndExpires) {
   EXPECT_EQ(d.poll_timeout_ms(1000), 0);
 }
 
+TEST(CliDeadlineTest, AdvanceKeepsTheScheduleNotTheDelay) {
+  Deadline d(0.02);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  ASSERT_TRUE(d.expired());
+  d.advance(10.0);  // from start + 20 ms, not from now (start + 30 ms or more)
+  EXPECT_FALSE(d.expired());
+  EXPECT_LE(d.poll_timeout_ms(-1), 9990);
+  EXPECT_GT(d.poll_timeout_ms(-1), 5000);
+}
+
+TEST(CliDeadlineTest, AdvanceSkipsPeriodsAlreadyPast) {
+  Deadline d(0.001);
+  std::this_thread::sleep_for(std::chrono::milliseconds(30));
+  d.advance(0.005);  // start + 6 ms has passed: the next period ahead, not a backlog
+  EXPECT_LE(d.poll_timeout_ms(-1), 5);
+  Deadline none(std::nullopt);
+  none.advance(1.0);
+  EXPECT_FALSE(none.expired());
+}
+
 }  // namespace
 }  // namespace tracekit::cli
