@@ -3,9 +3,9 @@
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "cli/summary.hpp"
 #include "cli/sweep.hpp"
 #include "offcpu/offcputime.hpp"
+#include "session/run.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
 
@@ -101,7 +101,15 @@ int offcputime_main(int argc, char** argv) {
     std::cerr << "offcputime: " << tracer.error().str() << "\n";
     return cli::kExitFailure;
   }
-  return cli::trace_then_report(*tracer, offcpu::header(o), o.folded, o.duration, 100);
+  session::RunOptions r;
+  if (!o.folded) {
+    r.header = offcpu::header(o);
+    r.header += '\n';
+    r.before_report = "\n";
+  }
+  r.duration = o.duration;
+  r.poll_ms = 100;
+  return session::run(*tracer, r);
 }
 
 }  // namespace tracekit::tools

@@ -3,9 +3,9 @@
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "cli/summary.hpp"
 #include "cli/sweep.hpp"
 #include "profile/profiler.hpp"
+#include "session/run.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
 
@@ -96,7 +96,15 @@ int profile_main(int argc, char** argv) {
     std::cerr << "profile: " << profiler.error().str() << "\n";
     return cli::kExitFailure;
   }
-  return cli::trace_then_report(*profiler, profile::header(o), o.folded, o.duration, 250);
+  session::RunOptions r;
+  if (!o.folded) {
+    r.header = profile::header(o);
+    r.header += '\n';
+    r.before_report = "\n";
+  }
+  r.duration = o.duration;
+  r.poll_ms = 250;
+  return session::run(*profiler, r);
 }
 
 }  // namespace tracekit::tools

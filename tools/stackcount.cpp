@@ -1,13 +1,11 @@
 // stackcount: count events (kernel/user functions, tracepoints) by stack.
 #include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "cli/output.hpp"
 #include "cli/signals.hpp"
 #include "probe/spec.hpp"
+#include "session/run.hpp"
 #include "stackcount/stackcount.hpp"
 #include "tools.hpp"
 
@@ -87,18 +85,6 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
   return std::nullopt;
 }
 
-void print_report(stackcount::Counter& c, const stackcount::Options& o) {
-  if (!o.folded) std::cout << "\n";
-  if (o.timestamp) {
-    char buf[16];
-    std::time_t now = std::time(nullptr);
-    std::strftime(buf, sizeof buf, "%H:%M:%S", std::localtime(&now));
-    std::cout << buf << "\n";
-  }
-  c.report(std::cout, std::cerr);
-  std::cout.flush();
-}
-
 }  // namespace
 
 int stackcount_main(int argc, char** argv) {
@@ -118,25 +104,17 @@ int stackcount_main(int argc, char** argv) {
       std::cerr << "stackcount: " << e.str() << "\n";
     return cli::kExitFailure;
   }
-  if (!o.folded)
-    std::cout << "Tracing " << counter->traced() << " functions for \"" << o.pattern
-              << "\"... Hit Ctrl-C to end." << std::endl;
-
-  cli::Deadline end(o.duration);
-  auto go_on = [&] { return !cli::stop_requested() && !end.expired() && !cli::output_failed(); };
-  cli::Deadline next(o.interval);
-  while (go_on()) {
-    counter->poll(std::min(end.poll_timeout_ms(250), next.poll_timeout_ms(250)));
-    if (o.interval && next.expired() && go_on()) {
-      print_report(*counter, o);
-      next.advance(*o.interval);
-    }
+  session::RunOptions r;
+  if (!o.folded) {
+    r.header = "Tracing " + std::to_string(counter->traced()) + " functions for \"" + o.pattern +
+               "\"... Hit Ctrl-C to end.\n";
+    r.before_report = "\n";
+    r.after_report = "Detaching...\n";
   }
-  counter->stop();
-  if (cli::stop_signal() == SIGPIPE || cli::output_failed()) return cli::kExitOk;
-  print_report(*counter, o);
-  if (!o.folded) std::cout << "Detaching..." << std::endl;
-  return cli::kExitOk;
+  r.duration = o.duration;
+  r.interval = o.interval;
+  r.timestamp = o.timestamp;
+  return session::run(*counter, r);
 }
 
 }  // namespace tracekit::tools

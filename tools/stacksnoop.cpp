@@ -1,13 +1,12 @@
 // stacksnoop: print the kernel stack trace of every event.
 #include <cerrno>
-#include <csignal>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/output.hpp"
 #include "cli/signals.hpp"
-#include "output/snoop.hpp"
 #include "probe/spec.hpp"
+#include "session/run.hpp"
 #include "stacksnoop/stacksnoop.hpp"
 #include "tools.hpp"
 
@@ -52,42 +51,26 @@ int stacksnoop_main(int argc, char** argv) {
   if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
-  auto snooper = stacksnoop::Snooper::start(o, std::cerr);
+  auto snooper = stacksnoop::Snooper::start(o, std::cout, std::cerr);
   if (!snooper) {
     if (snooper.error().err == EINTR && cli::stop_requested())
       return cli::kExitOk;  // Ctrl-C in setup
     std::cerr << "stacksnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  // A first stop signal ends the tracing, and what was read is still printed
-  // (to a slow reader too: cli::StdoutGuard retries the write it cut short);
-  // a closed stdout, a failed write or a second signal ends the printing.
+  session::RunOptions r;
+  r.prints_events = true;
   if (o.buffered_secs) {
-    std::cout << "Tracing \"" << o.spec << "\" for " << *o.buffered_secs
-              << " seconds (buffered)..." << std::endl;
-    cli::Deadline end(o.buffered_secs);
-    while (!cli::stop_requested() && !end.expired() && !cli::output_failed())
-      cli::sleep_unless_stopped(end.poll_timeout_ms(1000));
-    if (cli::stop_signal() == SIGPIPE || cli::output_failed()) return cli::kExitOk;
-    output::snoop_header(std::cout, o.verbose);
-    snooper->finish(std::cout);
+    std::ostringstream h;
+    h << "Tracing \"" << o.spec << "\" for " << *o.buffered_secs << " seconds (buffered)...\n";
+    r.header = h.str();
+    r.buffered = true;
+    r.duration = o.buffered_secs;
+    r.poll_ms = 1000;
   } else {
-    output::snoop_header(std::cout, o.verbose);
-    std::cout.flush();
-    while (!cli::stop_requested() && !cli::stdout_closed() && !cli::output_failed())
-      snooper->poll(250, std::cout);
-    // After a failed write, finish() still reads what is left, to count it.
-    if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) snooper->finish(std::cout);
+    r.header = snooper->header();
   }
-  // The cause follows from StdoutGuard::finish, except for a closed pipe,
-  // which is no error.
-  if (uint64_t n = snooper->unprinted(cli::output_written()))
-    std::cerr << "stacksnoop: " << n << " of the " << snooper->read() << " events read were not printed"
-              << (cli::output_error() == EPIPE ? ": stdout was closed" : "") << ".\n";
-  if (uint64_t d = snooper->dropped())
-    std::cerr << "WARNING: " << d << " events lost: the kernel buffer was full"
-              << (o.buffered_secs ? " (try a shorter -d)" : "") << ".\n";
-  return cli::kExitOk;
+  return session::run(*snooper, r);
 }
 
 }  // namespace tracekit::tools

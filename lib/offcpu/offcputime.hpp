@@ -34,6 +34,7 @@
 #include "perf/sample.hpp"
 #include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
+#include "session/run.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::offcpu {
@@ -67,19 +68,19 @@ std::string header(const Options& o);
 // (TASK_IDLE = D | N). nullopt for text it does not know.
 std::optional<uint64_t> state_bits(std::string_view letters);
 
-class Tracer {
+class Tracer : public session::Engine {
  public:
   // Checks the options against this machine (PID/TID exist), opens the
   // events with the kernel filter and enables them. Error: no such process
   // or thread, or a perf event or filter the kernel refuses.
   static Result<Tracer> start(const Options& o);
 
-  void poll(int timeout_ms);
-  void stop();
-  void report(std::ostream& out, std::ostream& err);
+  void poll(int timeout_ms) override;
+  void stop() override;
+  void report(std::ostream& out, std::ostream& err) override;
 
   Tracer(Tracer&&) noexcept;
-  ~Tracer();
+  ~Tracer() override;
 
  private:
   Tracer(const Options& o, tracefs::EventFormat format);

@@ -21,6 +21,7 @@
 #include "perf/process_events.hpp"
 #include "perf/task_names.hpp"
 #include "symbols/user.hpp"
+#include "session/run.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::profile {
@@ -57,7 +58,7 @@ Status check_rate(const Options& o, long max_rate);
 // Consider raising -c." with -c, else "... Consider lowering -F.". Pure.
 std::string lost_warning(const Options& o, uint64_t lost);
 
-class Profiler {
+class Profiler : public session::Engine {
  public:
   // Checks the options against this machine (PIDs exist, CPU online,
   // frequency allowed), opens and enables the events. Error: a message
@@ -68,13 +69,13 @@ class Profiler {
 
   // Waits up to timeout_ms for samples and consumes what arrived, a bounded
   // number of records per ring (what is left waits for the next poll).
-  void poll(int timeout_ms);
+  void poll(int timeout_ms) override;
   // Stops sampling and consumes what is left in the rings.
-  void stop();
+  void stop() override;
 
   // Prints the report (multi-line or folded) to out and warnings (lost
   // samples, full tables) to err.
-  void report(std::ostream& out, std::ostream& err);
+  void report(std::ostream& out, std::ostream& err) override;
 
   uint64_t samples() const { return samples_; }
 

@@ -19,6 +19,7 @@
 #include "aggregate/stack_counts.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
+#include "session/run.hpp"
 #include "stacks/capture.hpp"
 #include "symbols/user.hpp"
 #include "util/result.hpp"
@@ -43,7 +44,7 @@ struct Options {
   std::string pattern;
 };
 
-class Counter {
+class Counter : public session::Engine {
  public:
   // Expands the pattern, creates the probes and starts reading. Notes about
   // the choices made (function tracer fallback, skipped functions, threads
@@ -53,15 +54,15 @@ class Counter {
   // bcc's message.
   static Result<Counter> start(const Options& o, std::ostream& warn);
   Counter(Counter&&) noexcept;
-  ~Counter();
+  ~Counter() override;
 
   // How many functions/events are traced (the header's N).
   size_t traced() const;
-  void poll(int timeout_ms);
-  void stop();
+  void poll(int timeout_ms) override;
+  void stop() override;
   // Prints the counts so far (multi-line or folded) and clears them;
   // warnings go to err.
-  void report(std::ostream& out, std::ostream& err);
+  void report(std::ostream& out, std::ostream& err) override;
 
  private:
   struct Impl;

@@ -1,9 +1,13 @@
 #include "stacksnoop/stacksnoop.hpp"
 
+#include <cerrno>
+#include <csignal>
 #include <cstdint>
 #include <ostream>
+#include <sstream>
 #include <unordered_map>
 
+#include "cli/output.hpp"
 #include "cli/signals.hpp"
 #include "ftrace/reader.hpp"
 #include "output/snoop.hpp"
@@ -19,6 +23,7 @@ namespace tracekit::stacksnoop {
 
 struct Snooper::Impl {
   Options o;
+  std::ostream* out = nullptr;
   std::optional<stacks::Probes> probes;  // destroyed after the capture
   std::optional<stacks::FtraceCapture> capture;
   symbols::KernelSymbols ksyms;
@@ -70,7 +75,7 @@ Snooper::Snooper(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Snooper::Snooper(Snooper&&) noexcept = default;
 Snooper::~Snooper() = default;
 
-Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
+Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream& warn) {
   if (o.pid && !process_exists(*o.pid))
     return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
   auto dir = tracefs::tracing_dir();
@@ -89,6 +94,7 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
 
   auto impl = std::make_unique<Impl>();
   impl->o = o;
+  impl->out = &out;
   auto k = symbols::KernelSymbols::load();
   if (k)
     impl->ksyms = std::move(*k);
@@ -112,17 +118,39 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& warn) {
   return Snooper(std::move(impl));
 }
 
-void Snooper::poll(int timeout_ms, std::ostream& out) {
+void Snooper::poll(int timeout_ms) {
   Impl& m = *impl_;
-  m.capture->poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, out); });
-  m.flush(out);
+  m.capture->poll(timeout_ms, [&](const ftrace::Event& e) { m.print(e, *m.out); });
+  m.flush(*m.out);
 }
 
-void Snooper::finish(std::ostream& out) {
+void Snooper::stop() { (void)impl_->capture->instance().set_tracing_on(false); }
+
+std::string Snooper::header() const {
+  std::ostringstream h;
+  output::snoop_header(h, impl_->o.verbose);
+  return h.str();
+}
+
+void Snooper::report(std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
-  (void)m.capture->instance().set_tracing_on(false);
-  m.capture->flush([&](const ftrace::Event& e) { m.print(e, out); });
-  m.flush(out);
+  // A first stop signal ends the tracing, and what was read is still printed
+  // (to a slow reader too: cli::StdoutGuard retries the write it cut short);
+  // a failed write or a second signal ends the printing. After a failed
+  // write the rest is still read, to count it.
+  if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) {
+    if (m.o.buffered_secs && out) out << header();
+    m.capture->flush([&](const ftrace::Event& e) { m.print(e, out); });
+    m.flush(out);
+  }
+  // The cause follows from cli::StdoutGuard::finish, except for a closed
+  // pipe, which is no error.
+  if (uint64_t n = unprinted(cli::output_written()))
+    err << "stacksnoop: " << n << " of the " << read() << " events read were not printed"
+        << (cli::output_error() == EPIPE ? ": stdout was closed" : "") << ".\n";
+  if (uint64_t d = dropped())
+    err << "WARNING: " << d << " events lost: the kernel buffer was full"
+        << (m.o.buffered_secs ? " (try a shorter -d)" : "") << ".\n";
 }
 
 uint64_t Snooper::dropped() const { return impl_->capture->reader().dropped(); }

@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 
+#include "session/run.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::stacksnoop {
@@ -30,21 +31,29 @@ struct Options {
 // Per-CPU buffer size in buffered mode.
 inline constexpr size_t kBufferedKb = 8192;
 
-class Snooper {
+class Snooper : public session::Engine {
  public:
   // Error: a message naming the cause ("no process with PID N" for a -p
-  // that does not exist, before anything is set up).
-  static Result<Snooper> start(const Options& o, std::ostream& warn);
+  // that does not exist, before anything is set up). Events are printed to
+  // out (the column header too, before the first in buffered mode).
+  static Result<Snooper> start(const Options& o, std::ostream& out, std::ostream& warn);
   Snooper(Snooper&&) noexcept;
-  ~Snooper();
+  ~Snooper() override;
 
   // Live: waits up to timeout_ms, prints what arrived, flushes out.
-  void poll(int timeout_ms, std::ostream& out);
-  // Stops tracing, reads and prints everything left, flushes out.
-  void finish(std::ostream& out);
+  void poll(int timeout_ms) override;
+  // Stops tracing.
+  void stop() override;
+  // Unless stdout's reader has gone: reads and prints everything left (the
+  // column header first in buffered mode), flushes out. Then says on err how
+  // many events were read but not printed, and how many the buffers refused.
   // Once out has failed (bad), events are still read and counted, but
   // neither resolved nor printed.
+  void report(std::ostream& out, std::ostream& err) override;
 
+  // The column header, printed when tracing starts (live) or before the
+  // events (buffered).
+  std::string header() const;
   // Events the buffers refused.
   uint64_t dropped() const;
   // Events read from the kernel.

@@ -25,25 +25,12 @@
 #include <thread>
 
 #include "cli/command.hpp"
+#include "../in_child.hpp"
 
 namespace tracekit::cli {
 namespace {
 
-// Runs body in a forked child; its exit status: 0 when all checks held,
-// else the number of the first that failed.
-int in_child(const std::function<int()>& body) {
-  std::fflush(nullptr);
-  std::cout.flush();
-  pid_t pid = fork();
-  if (pid == 0) {
-    alarm(10);  // a lost wakeup fails the test instead of hanging it
-    _exit(body());
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
+using tracekit::testing::in_child;
 
 // n numbered lines of varying length.
 std::string lines(int n) {

@@ -1,6 +1,7 @@
 #include "cli/signals.hpp"
 
 #include "util/exit_writes.hpp"
+#include "../in_child.hpp"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -23,21 +24,7 @@
 namespace tracekit::cli {
 namespace {
 
-// The stop state is process-wide and handlers cannot be uninstalled, so every
-// test that touches them runs in a forked child and reports through its exit
-// status: 0 when all checks held, else the number of the first failed check.
-int in_child(const std::function<int()>& body) {
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  if (pid == 0) {
-    alarm(5);  // a lost signal must fail the test, not hang it
-    _exit(body());
-  }
-  int status = 0;
-  if (pid < 0 || waitpid(pid, &status, 0) != pid) return -1;
-  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-  return WEXITSTATUS(status);
-}
+using tracekit::testing::in_child;
 
 TEST(CliSignalsTest, EachStopSignalSetsTheFlag) {
   for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE}) {
