@@ -9,6 +9,7 @@ int profile_main(int argc, char** argv);
 int offcputime_main(int argc, char** argv);
 int stackcount_main(int argc, char** argv);
 int stacksnoop_main(int argc, char** argv);
+int tpoint_main(int argc, char** argv);
 int reset_tracing_main(int argc, char** argv);
 
 }  // namespace tracekit::tools

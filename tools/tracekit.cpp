@@ -21,6 +21,7 @@ constexpr Entry kTools[] = {
     {"offcputime", tracekit::tools::offcputime_main, "sum blocked (off-CPU) time by stack"},
     {"stackcount", tracekit::tools::stackcount_main, "count events (functions, tracepoints) by stack"},
     {"stacksnoop", tracekit::tools::stacksnoop_main, "print the kernel stack of every event"},
+    {"tpoint", tracekit::tools::tpoint_main, "trace a tracepoint and print its events"},
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
 };
 

@@ -209,9 +209,11 @@ bool Decoder::tracing_address(uint64_t addr) {
   return slot.tracing;
 }
 
-void Decoder::set_stack(Event& e, const uint8_t* rec, size_t len) {
+void Decoder::set_stack(Event& e, const uint8_t* rec, size_t len, uint64_t ts) {
   e.has_stack = true;
   e.stack = {};
+  e.stack_record = std::span<const uint8_t>(rec, len);
+  e.stack_ts = ts;
   size_t off = static_cast<size_t>(stack_caller_.offset);
   size_t width = static_cast<size_t>(stack_caller_.size);
   if (len < off || width != sizeof(uint64_t)) return;
@@ -235,6 +237,7 @@ size_t Decoder::emit_pending(CpuState& c, const Reader::Callback& fn) {
   if (pair_) ++unpaired_;
   c.pending.stack = {};
   c.pending.has_stack = false;
+  c.pending.stack_record = {};
   fn(c.pending);
   return 1;
 }
@@ -288,7 +291,7 @@ size_t Decoder::decode_page(int cpu, std::span<const uint8_t> page, const Reader
     if (type == stack_id_) {
       if (c.has_pending && c.pending.pid == pid) {
         c.has_pending = false;
-        set_stack(c.pending, rec, len);
+        set_stack(c.pending, rec, len, ts);
         fn(c.pending);
         ++handed;
       } else if (pair_) {
@@ -307,6 +310,8 @@ size_t Decoder::decode_page(int cpu, std::span<const uint8_t> page, const Reader
     e.data = std::span<const uint8_t>(rec, len);
     e.stack = {};
     e.has_stack = false;
+    e.stack_record = {};
+    e.stack_ts = 0;
     if (pair_) {
       c.has_pending = true;
     } else {

@@ -84,7 +84,7 @@ class Decoder {
   CpuState& cpu_state(int cpu);
   void hold_pending(CpuState& c);
   size_t emit_pending(CpuState& c, const Reader::Callback& fn);
-  void set_stack(Event& e, const uint8_t* rec, size_t len);
+  void set_stack(Event& e, const uint8_t* rec, size_t len, uint64_t ts);
   bool tracing_address(uint64_t addr);
 
   struct Field {

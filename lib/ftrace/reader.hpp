@@ -41,6 +41,10 @@ struct Event {
   std::span<const uint8_t> data;      // the raw record, common fields included
   std::span<const uint64_t> stack;    // kernel stack, leaf first, tracing frames stripped
   bool has_stack = false;             // a kernel_stack record followed the event
+  // The kernel_stack record itself, common fields included (empty without
+  // one), and its timestamp: the kernel prints it as an entry of its own.
+  std::span<const uint8_t> stack_record;
+  uint64_t stack_ts = 0;
 };
 
 class Reader {

@@ -63,6 +63,12 @@ perf_event_attr ring_owner(const perf_event_attr& like, bool dummy) {
 
 }  // namespace
 
+std::string join_filters(const std::string& a, const std::string& b) {
+  if (a.empty()) return b;
+  if (b.empty()) return a;
+  return "(" + a + ") && (" + b + ")";
+}
+
 bool can_follow_forks(const std::function<bool(const std::string& rel)>& has, bool functions) {
   if (!has("set_event_pid") || !has("options/event-fork")) return false;
   return !functions || (has("set_ftrace_pid") && has("options/function-fork"));
@@ -75,6 +81,8 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     threads = threads_of(*o.pid);
     if (threads.empty()) return no_process(*o.pid);
   }
+  if (o.tid && !process_exists(*o.tid))
+    return Error{ESRCH, "no thread with TID " + std::to_string(*o.tid), {}, "check the TID with ps -L"};
   FtraceCapture c;
   auto inst = tracefs::Instance::create(tracing_dir);
   if (!inst) return inst.error();
@@ -146,11 +154,17 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     c.filter_.emplace(ThreadGroup(*o.pid, threads), [](int tid) { return tgid_of(tid); });
   }
 
+  if (o.tid) filter = "common_pid == " + std::to_string(*o.tid);
+  filter = join_filters(filter, o.filter);
+  const bool stack_option = o.stacks && o.stack_option && in.has("options/stacktrace");
+  if (stack_option)
+    if (auto st = in.set_option("stacktrace", true); !st) return st.error();
   for (const auto& e : probes.events()) {
     if (!filter.empty())
       if (auto st = in.set_filter(e.system, e.event, filter); !st) return st.error();
     // The trigger first, so that no event is recorded without its stack.
-    if (o.stacks) {
+    // An event filter does not gate triggers: the trigger repeats it.
+    if (o.stacks && !stack_option) {
       std::string trigger = filter.empty() ? "stacktrace" : "stacktrace if " + filter;
       if (auto st = in.add_trigger(e.system, e.event, trigger); !st) return st.error();
     }

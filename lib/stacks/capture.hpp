@@ -47,10 +47,21 @@ enum class Backend { kAuto, kFtrace, kPerf };
 
 struct CaptureOptions {
   std::optional<int> pid;   // -p: every thread of this process; none: all
+  std::optional<int> tid;   // -L: this thread only (a common_pid filter)
   std::optional<int> cpu;   // only this CPU
   size_t buffer_kb = 0;     // ftrace per-CPU buffer size; 0: the kernel's default
   bool stacks = true;       // ftrace: stacktrace triggers / func_stack_trace
+  // Stacks from the instance's options/stacktrace (written only for the
+  // events the filters keep, one switch to undo) rather than a trigger per
+  // event; triggers where the instance has no such option.
+  bool stack_option = false;
+  // A filter (the kernel's event filter syntax) for every probe event; it
+  // gates their stacks too.
+  std::string filter;
 };
+
+// "(a) && (b)" (either alone when the other is empty). Pure.
+std::string join_filters(const std::string& a, const std::string& b);
 
 // Filters naming more threads than this are not set in the kernel.
 inline constexpr size_t kMaxFilterThreads = 64;

@@ -73,6 +73,7 @@ void ThreadFilter::push(const ftrace::Event& e, const Callback& fn) {
   h.event = e;
   h.data.assign(e.data.begin(), e.data.end());
   h.stack.assign(e.stack.begin(), e.stack.end());
+  h.stack_record.assign(e.stack_record.begin(), e.stack_record.end());
   held_.push_back(std::move(h));
   release(fn, 2, false);
 }
@@ -92,6 +93,7 @@ void ThreadFilter::release(const Callback& fn, int min_passes, bool force) {
     if (v == ThreadGroup::Verdict::kMember) {
       h.event.data = h.data;
       h.event.stack = h.stack;
+      h.event.stack_record = h.stack_record;
       fn(h.event);
     }
     held_.pop_front();

@@ -97,6 +97,7 @@ class ThreadFilter {
     ftrace::Event event;
     std::vector<uint8_t> data;
     std::vector<uint64_t> stack;
+    std::vector<uint8_t> stack_record;
     int passes = 0;  // end_of_pass() calls since it was pushed
   };
   ThreadGroup::Verdict verdict(int tid);

@@ -1,0 +1,155 @@
+#include "events/printer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
+#include <ostream>
+#include <sstream>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "cli/signals.hpp"
+#include "output/event_text.hpp"
+#include "stacks/capture.hpp"
+#include "symbols/kallsyms.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::events {
+
+namespace {
+
+// The leading "#" lines of a trace file (its first 8 KiB: the kernel formats
+// the whole buffer for a full read).
+std::string header_of(const std::string& trace_path) {
+  std::string trace(8192, '\0');
+  int fd = ::open(trace_path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return {};
+  ssize_t n = ::read(fd, trace.data(), trace.size());
+  ::close(fd);
+  trace.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  std::string h;
+  for (auto line : split(trace, '\n')) {
+    if (line.empty() || line[0] != '#') break;
+    h.append(line).push_back('\n');
+  }
+  return h;
+}
+
+}  // namespace
+
+struct Printer::Impl {
+  Options o;
+  std::string tracing_dir;
+  std::ostream* out = nullptr;
+  std::optional<stacks::Probes> probes;  // destroyed after the capture
+  std::optional<stacks::FtraceCapture> capture;
+  symbols::KernelSymbols ksyms;
+  std::unordered_map<int, std::string> cmdlines;  // saved_cmdlines, reread on a miss
+  std::optional<output::EventText> text;
+  std::string header;  // the instance's trace file header, at the start
+  std::vector<std::pair<uint64_t, std::string>> batch;
+  uint64_t printed = 0;
+
+  std::string comm_of(int pid) {
+    auto it = cmdlines.find(pid);
+    if (it == cmdlines.end()) {
+      if (auto t = read_file(tracing_dir + "/saved_cmdlines")) cmdlines = output::parse_saved_cmdlines(*t);
+      it = cmdlines.find(pid);
+    }
+    return it == cmdlines.end() ? std::string(output::kUnknownComm) : it->second;
+  }
+
+  void collect(const ftrace::Event& e) {
+    std::ostringstream line;
+    text->print(line, e);
+    batch.emplace_back(e.ts, line.str());
+  }
+
+  // Prints the batch in timestamp order (each CPU's events come in order;
+  // the CPUs are merged here).
+  void print_batch(std::ostream& to) {
+    std::stable_sort(batch.begin(), batch.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [ts, line] : batch) {
+      if (!to) break;
+      to << line;
+      ++printed;
+    }
+    batch.clear();
+    to.flush();
+  }
+};
+
+Printer::Printer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Printer::Printer(Printer&&) noexcept = default;
+Printer::~Printer() = default;
+
+Result<Printer> Printer::start(const std::string& tracing_dir, stacks::Probes probes,
+                               const Options& o, std::ostream& out, std::ostream& warn) {
+  auto impl = std::make_unique<Impl>();
+  impl->o = o;
+  impl->tracing_dir = tracing_dir;
+  impl->out = &out;
+  if (o.stacks) {
+    if (auto k = symbols::KernelSymbols::load())
+      impl->ksyms = std::move(*k);
+    else
+      warn << o.tool << ": kernel symbols unavailable: " << k.error().str() << "\n";
+  }
+  impl->probes.emplace(std::move(probes));
+
+  stacks::CaptureOptions co;
+  co.pid = o.pid;
+  co.tid = o.tid;
+  co.filter = o.filter;
+  co.stacks = o.stacks;
+  co.stack_option = true;
+  if (o.buffered) co.buffer_kb = kBufferedKb;
+  auto c = stacks::FtraceCapture::start(tracing_dir, *impl->probes, co);
+  if (!c) return c.error();
+  impl->capture.emplace(std::move(*c));
+  if (o.pid && !impl->capture->follows_new_threads())
+    warn << o.tool << ": this kernel's tracefs cannot follow forks (no set_event_pid or "
+            "options/event-fork): threads PID "
+         << *o.pid << " starts from now on are not traced\n";
+  impl->header = header_of(impl->capture->instance().path() + "/trace");
+  const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
+  Impl* m = impl.get();
+  impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return m->comm_of(pid); },
+                     o.stacks ? &impl->ksyms : nullptr, migrate);
+  return Printer(std::move(impl));
+}
+
+std::string Printer::header() const { return impl_->header; }
+
+void Printer::poll(int timeout_ms) {
+  Impl& m = *impl_;
+  m.capture->poll(timeout_ms, [&](const ftrace::Event& e) { m.collect(e); });
+  m.print_batch(*m.out);
+}
+
+void Printer::stop() { (void)impl_->capture->instance().set_tracing_on(false); }
+
+void Printer::report(std::ostream& out, std::ostream& err) {
+  Impl& m = *impl_;
+  if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) {
+    if (m.o.buffered && m.o.headers) {
+      // As the kernel's trace file shows it now, before it is read.
+      std::string now = header_of(m.capture->instance().path() + "/trace");
+      out << (now.empty() ? m.header : now);
+    }
+    m.capture->flush([&](const ftrace::Event& e) { m.collect(e); });
+    m.print_batch(out);
+  }
+  if (uint64_t d = dropped())
+    err << "WARNING: " << d << " events lost: the kernel buffer was full"
+        << (m.o.buffered ? " (try a shorter -d)" : "") << ".\n";
+}
+
+uint64_t Printer::printed() const { return impl_->printed; }
+uint64_t Printer::dropped() const { return impl_->capture->reader().dropped(); }
+
+}  // namespace tracekit::events

@@ -1,0 +1,134 @@
+#include "output/event_text.hpp"
+
+#include <traceevent/event-parse.h>
+#include <traceevent/trace-seq.h>
+
+#include <cstdio>
+
+#include "symbols/kallsyms.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::output {
+
+namespace {
+
+// include/linux/trace_events.h, trace_flag_type.
+constexpr uint8_t kIrqsOff = 0x01;
+constexpr uint8_t kNeedReschedLazy = 0x02;  // IRQS_NOSUPPORT before 6.12
+constexpr uint8_t kNeedResched = 0x04;
+constexpr uint8_t kHardirq = 0x08;
+constexpr uint8_t kSoftirq = 0x10;
+constexpr uint8_t kPreemptResched = 0x20;
+constexpr uint8_t kNmi = 0x40;
+constexpr uint8_t kBhOff = 0x80;
+
+}  // namespace
+
+CommonFields common_fields(std::span<const uint8_t> record) {
+  CommonFields c;
+  if (record.size() >= 4) {
+    c.flags = record[2];
+    c.preempt_count = record[3];
+  }
+  return c;
+}
+
+std::string latency_flags(CommonFields c, bool migrate_column) {
+  const uint8_t f = c.flags;
+  char irqs = (f & kIrqsOff) && (f & kBhOff) ? 'D' : (f & kIrqsOff) ? 'd' : (f & kBhOff) ? 'b' : '.';
+  char resched = '.';
+  switch (f & (kNeedResched | kNeedReschedLazy | kPreemptResched)) {
+    case kNeedResched | kNeedReschedLazy | kPreemptResched: resched = 'B'; break;
+    case kNeedResched | kPreemptResched: resched = 'N'; break;
+    case kNeedReschedLazy | kPreemptResched: resched = 'L'; break;
+    case kNeedResched | kNeedReschedLazy: resched = 'b'; break;
+    case kNeedResched: resched = 'n'; break;
+    case kPreemptResched: resched = 'p'; break;
+    case kNeedReschedLazy: resched = 'l'; break;
+    default: break;
+  }
+  const bool nmi = f & kNmi, hard = f & kHardirq, soft = f & kSoftirq;
+  char irq = nmi && hard ? 'Z' : nmi ? 'z' : hard && soft ? 'H' : hard ? 'h' : soft ? 's' : '.';
+  static const char kHex[] = "0123456789abcdef";
+  std::string s{irqs, resched, irq};
+  s += (c.preempt_count & 0xf) ? kHex[c.preempt_count & 0xf] : '.';
+  if (migrate_column) s += (c.preempt_count >> 4) ? kHex[c.preempt_count >> 4] : '.';
+  return s;
+}
+
+void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
+                   std::string_view flags, uint64_t ts_ns) {
+  const uint64_t us = (ts_ns + 500) / 1000;  // the kernel's ns2usecs rounds
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%16.*s-%-7d [%03d] %.*s %5llu.%06llu: ",
+                static_cast<int>(comm.size()), comm.data(), pid, cpu,
+                static_cast<int>(flags.size()), flags.data(),
+                static_cast<unsigned long long>(us / 1000000),
+                static_cast<unsigned long long>(us % 1000000));
+  out << buf;
+}
+
+EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
+                     const symbols::KernelSymbols* ksyms, bool migrate_column)
+    : tep_(tep), comm_of_(std::move(comm_of)), ksyms_(ksyms), migrate_(migrate_column) {}
+
+std::string_view EventText::comm(int pid) {
+  if (pid == 0) return "<idle>";
+  auto it = comms_.find(pid);
+  if (it != comms_.end()) return it->second;
+  return comms_.emplace(pid, comm_of_ ? comm_of_(pid) : std::string(kUnknownComm)).first->second;
+}
+
+std::string EventText::info(const ftrace::Event& e) const {
+  tep_event* ev = tep_find_event(tep_, e.type);
+  if (!ev) return "type " + std::to_string(e.type) + ": (unknown event)";
+  tep_record rec{};
+  rec.ts = e.ts;
+  rec.cpu = e.cpu;
+  rec.data = const_cast<uint8_t*>(e.data.data());
+  rec.size = static_cast<int>(e.data.size());
+  trace_seq s;
+  trace_seq_init(&s);
+  tep_print_event(tep_, &s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
+  trace_seq_terminate(&s);
+  std::string out(s.buffer, s.len);
+  trace_seq_destroy(&s);
+  return out;
+}
+
+void EventText::print(std::ostream& out, const ftrace::Event& e) {
+  const std::string_view name = comm(e.pid);
+  print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.data), migrate_), e.ts);
+  out << info(e) << '\n';
+  if (!e.has_stack) return;
+  print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.stack_record), migrate_),
+                e.stack_ts);
+  out << "<stack trace>\n";
+  for (size_t i = 0; i < e.stack.size(); ++i) {
+    out << " => ";
+    auto r = ksyms_ ? ksyms_->lookup(e.stack[i], i > 0) : std::nullopt;
+    if (r) {
+      out << r->name;
+      if (!r->module.empty()) out << " [" << r->module << "]";
+    } else {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(e.stack[i]));
+      out << buf;
+    }
+    out << '\n';
+  }
+}
+
+std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text) {
+  std::unordered_map<int, std::string> m;
+  for (auto line : split(text, '\n')) {
+    auto sp = line.find(' ');
+    if (sp == std::string_view::npos) continue;
+    auto pid = parse_int<int>(line.substr(0, sp));
+    if (!pid) continue;
+    m[*pid] = std::string(line.substr(sp + 1));
+  }
+  return m;
+}
+
+}  // namespace tracekit::output

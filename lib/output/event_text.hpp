@@ -1,0 +1,81 @@
+// Events as the kernel's trace file prints them (ftrace's default layout),
+// for the tools that print events (tpoint, kprobe, uprobe):
+//
+//              cat-4242    [001] d..2.   512.123456: sys_enter_openat: dfd: ...
+//
+// the task's comm (right-aligned in 16) and pid, the CPU, the latency flags
+// (irqs-off, need-resched, hardirq/softirq, preempt depth, migrate-disable),
+// the timestamp in seconds with microseconds (rounded as the kernel rounds),
+// the event's name and its print fmt output. A stack (-s) follows as the
+// kernel prints its stacktrace entry: a context line of its own ending in
+// "<stack trace>", then " => function" per frame, leaf first.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <ostream>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "ftrace/reader.hpp"
+
+struct tep_handle;
+
+namespace tracekit::symbols {
+class KernelSymbols;
+}
+
+namespace tracekit::output {
+
+// The common fields every ftrace record starts with (common_type u16,
+// common_flags u8, common_preempt_count u8, common_pid s32), at the offsets
+// every kernel since 2.6 uses.
+struct CommonFields {
+  uint8_t flags = 0;
+  uint8_t preempt_count = 0;
+};
+CommonFields common_fields(std::span<const uint8_t> record);
+
+// The latency flags column as the kernel prints it: "d..2." with the
+// migrate-disable column (kernels whose trace header has one), "d..2"
+// without. Pure.
+std::string latency_flags(CommonFields c, bool migrate_column);
+
+// "            comm-pid     [cpu] FLAGS  secs.usecs: " (the kernel's
+// "%16s-%-7d [%03d] %s %5lu.%06lu: "). Pure.
+void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
+                   std::string_view flags, uint64_t ts_ns);
+
+class EventText {
+ public:
+  // tep: the formats of every event to print (the reader's), not owned.
+  // comm_of: the comm of a pid ("<...>" when unknown). ksyms: for stack
+  // frames; may be null (addresses are printed). migrate_column: see
+  // latency_flags.
+  EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
+            const symbols::KernelSymbols* ksyms, bool migrate_column);
+
+  // The event's line, and its stack's entry when it has one.
+  void print(std::ostream& out, const ftrace::Event& e);
+  // The event's name and print fmt output ("sched_switch: prev_comm=...").
+  std::string info(const ftrace::Event& e) const;
+
+ private:
+  std::string_view comm(int pid);
+  tep_handle* tep_;
+  std::function<std::string(int)> comm_of_;
+  const symbols::KernelSymbols* ksyms_;
+  bool migrate_;
+  std::unordered_map<int, std::string> comms_;
+};
+
+// What the kernel's trace file calls a task it has no saved comm for.
+inline constexpr std::string_view kUnknownComm = "<...>";
+
+// The pid -> comm table of a tracing directory's saved_cmdlines text
+// ("1234 bash" lines). Pure.
+std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text);
+
+}  // namespace tracekit::output

@@ -1,0 +1,70 @@
+// The kernel's trace-file layout: context column, latency flags, timestamps
+// rounded as the kernel rounds them, stacks, saved_cmdlines.
+#include "output/event_text.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+namespace tracekit::output {
+namespace {
+
+TEST(EventTextTest, ContextMatchesTheKernelsLayout) {
+  std::ostringstream out;
+  print_context(out, "cat", 4242, 1, "d..2.", 512123456789ull);
+  EXPECT_EQ(out.str(), "             cat-4242    [001] d..2.   512.123457: ");
+  std::ostringstream wide;
+  print_context(wide, "a-very-long-comm-name", 12345678, 123, "....", 1234567890123456789ull);
+  EXPECT_EQ(wide.str(), "a-very-long-comm-name-12345678 [123] .... 1234567890.123457: ");
+}
+
+TEST(EventTextTest, TimestampsRoundToTheMicrosecond) {
+  auto at = [](uint64_t ns) {
+    std::ostringstream out;
+    print_context(out, "x", 1, 0, ".....", ns);
+    std::string s = out.str();
+    return s.substr(s.rfind(' ', s.size() - 3) + 1);
+  };
+  EXPECT_EQ(at(0), "0.000000: ");
+  EXPECT_EQ(at(499), "0.000000: ");
+  EXPECT_EQ(at(500), "0.000001: ");
+  EXPECT_EQ(at(999999999500ull), "1000.000000: ");
+}
+
+TEST(EventTextTest, LatencyFlags) {
+  EXPECT_EQ(latency_flags({0x00, 0x00}, true), ".....");
+  EXPECT_EQ(latency_flags({0x00, 0x00}, false), "....");
+  EXPECT_EQ(latency_flags({0x01, 0x02}, true), "d..2.");
+  EXPECT_EQ(latency_flags({0x81, 0x00}, true), "D....");
+  EXPECT_EQ(latency_flags({0x80, 0x00}, true), "b....");
+  EXPECT_EQ(latency_flags({0x24, 0x00}, true), ".N...");
+  EXPECT_EQ(latency_flags({0x04, 0x00}, true), ".n...");
+  EXPECT_EQ(latency_flags({0x20, 0x00}, true), ".p...");
+  EXPECT_EQ(latency_flags({0x08, 0x00}, true), "..h..");
+  EXPECT_EQ(latency_flags({0x10, 0x00}, true), "..s..");
+  EXPECT_EQ(latency_flags({0x18, 0x00}, true), "..H..");
+  EXPECT_EQ(latency_flags({0x48, 0x00}, true), "..Z..");
+  EXPECT_EQ(latency_flags({0x40, 0x00}, true), "..z..");
+  EXPECT_EQ(latency_flags({0x01, 0x1f}, true), "d..f1");
+  EXPECT_EQ(latency_flags({0x01, 0x1f}, false), "d..f");
+}
+
+TEST(EventTextTest, CommonFieldsNeedTheWholeHeader) {
+  const uint8_t rec[] = {0x10, 0x00, 0x01, 0x02, 0x39, 0x05, 0x00, 0x00};
+  auto c = common_fields(rec);
+  EXPECT_EQ(c.flags, 0x01);
+  EXPECT_EQ(c.preempt_count, 0x02);
+  auto none = common_fields(std::span<const uint8_t>(rec, 3));
+  EXPECT_EQ(none.flags, 0);
+  EXPECT_EQ(none.preempt_count, 0);
+}
+
+TEST(EventTextTest, SavedCmdlines) {
+  auto m = parse_saved_cmdlines("1 systemd\n4242 kworker/0:1 x\nbad line\n\n77\n");
+  EXPECT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1], "systemd");
+  EXPECT_EQ(m[4242], "kworker/0:1 x");
+}
+
+}  // namespace
+}  // namespace tracekit::output

@@ -1,0 +1,35 @@
+// The pure parts of stacks/capture: filters joined for one event, and which
+// tracefs files let an instance follow a process's forks.
+#include "stacks/capture.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace tracekit::stacks {
+namespace {
+
+TEST(CaptureTest, JoinFilters) {
+  EXPECT_EQ(join_filters("", ""), "");
+  EXPECT_EQ(join_filters("common_pid == 4", ""), "common_pid == 4");
+  EXPECT_EQ(join_filters("", "count < 3"), "count < 3");
+  EXPECT_EQ(join_filters("common_pid == 4", "count < 3 || fd == 0"),
+            "(common_pid == 4) && (count < 3 || fd == 0)");
+}
+
+TEST(CaptureTest, CanFollowForksNeedsThePidListsAndTheirForkOptions) {
+  auto has_only = [](std::set<std::string> files) {
+    return [files](const std::string& rel) { return files.count(rel) > 0; };
+  };
+  const std::set<std::string> events{"set_event_pid", "options/event-fork"};
+  EXPECT_TRUE(can_follow_forks(has_only(events), false));
+  EXPECT_FALSE(can_follow_forks(has_only(events), true));  // functions need their own list
+  EXPECT_TRUE(can_follow_forks(has_only({"set_event_pid", "options/event-fork", "set_ftrace_pid",
+                                         "options/function-fork"}),
+                               true));
+  EXPECT_FALSE(can_follow_forks(has_only({"set_event_pid"}), false));  // 4.4 before event-fork
+  EXPECT_FALSE(can_follow_forks(has_only({}), false));                 // before 4.4
+}
+
+}  // namespace
+}  // namespace tracekit::stacks
