@@ -10,6 +10,8 @@ int offcputime_main(int argc, char** argv);
 int stackcount_main(int argc, char** argv);
 int stacksnoop_main(int argc, char** argv);
 int tpoint_main(int argc, char** argv);
+int kprobe_main(int argc, char** argv);
+int uprobe_main(int argc, char** argv);
 int reset_tracing_main(int argc, char** argv);
 
 }  // namespace tracekit::tools

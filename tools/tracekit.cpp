@@ -22,6 +22,8 @@ constexpr Entry kTools[] = {
     {"stackcount", tracekit::tools::stackcount_main, "count events (functions, tracepoints) by stack"},
     {"stacksnoop", tracekit::tools::stacksnoop_main, "print the kernel stack of every event"},
     {"tpoint", tracekit::tools::tpoint_main, "trace a tracepoint and print its events"},
+    {"kprobe", tracekit::tools::kprobe_main, "trace a kernel function (kprobe) and print its events"},
+    {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
 };
 

@@ -93,7 +93,8 @@ Result<Printer> Printer::start(const std::string& tracing_dir, stacks::Probes pr
   impl->o = o;
   impl->tracing_dir = tracing_dir;
   impl->out = &out;
-  if (o.stacks) {
+  const bool symbols = o.stacks || o.kernel_addresses;
+  if (symbols) {
     if (auto k = symbols::KernelSymbols::load())
       impl->ksyms = std::move(*k);
     else
@@ -119,7 +120,7 @@ Result<Printer> Printer::start(const std::string& tracing_dir, stacks::Probes pr
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();
   impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return m->comm_of(pid); },
-                     o.stacks ? &impl->ksyms : nullptr, migrate);
+                     symbols ? &impl->ksyms : nullptr, migrate);
   return Printer(std::move(impl));
 }
 

@@ -28,6 +28,7 @@ struct Options {
   bool stacks = false;        // -s: kernel stacks
   bool headers = false;       // -H: the trace file's column header
   bool buffered = false;      // -d
+  bool kernel_addresses = false;  // kprobe events: their address printed as a symbol
 };
 
 // Per-CPU buffer size in buffered mode.

@@ -3,7 +3,9 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include <cctype>
 #include <cstdio>
+#include <optional>
 
 #include "symbols/kallsyms.hpp"
 #include "util/strings.hpp"
@@ -93,7 +95,57 @@ std::string EventText::info(const ftrace::Event& e) const {
   trace_seq_terminate(&s);
   std::string out(s.buffer, s.len);
   trace_seq_destroy(&s);
-  return out;
+  const bool kprobe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
+  return ksyms_ && kprobe ? symbolize_probe_ip(std::move(out), *ksyms_) : out;
+}
+
+namespace {
+
+// "name+0xoff/0xsize [module]" (with_offset) or "name [module]"; the
+// address in hex when it resolves to nothing.
+std::string kernel_sym(uint64_t addr, const symbols::KernelSymbols& ksyms, bool with_offset) {
+  char buf[64];
+  auto r = ksyms.lookup(addr);
+  if (!r) {
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(addr));
+    return buf;
+  }
+  std::string s(r->name);
+  if (with_offset) {
+    std::snprintf(buf, sizeof buf, "+0x%llx/0x%llx", static_cast<unsigned long long>(r->offset),
+                  static_cast<unsigned long long>(r->size));
+    s += buf;
+  }
+  if (!r->module.empty()) s += " [" + std::string(r->module) + "]";
+  return s;
+}
+
+}  // namespace
+
+std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms) {
+  auto open = text.find(": (");
+  if (open == std::string::npos) return text;
+  size_t p = open + 3;
+  auto hex_at = [&](size_t at, size_t& end) -> std::optional<uint64_t> {
+    end = at;
+    while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
+    if (end == at || end - at > 16) return std::nullopt;
+    if (text.compare(at, 2, "0x") == 0) return std::nullopt;  // uprobes print 0x...
+    return parse_hex<uint64_t>(std::string_view(text).substr(at, end - at));
+  };
+  size_t end = 0;
+  auto ip = hex_at(p, end);
+  if (!ip) return text;
+  std::string rewritten = kernel_sym(*ip, ksyms, true);
+  if (text.compare(end, 4, " <- ") == 0) {
+    size_t end2 = 0;
+    auto func = hex_at(end + 4, end2);
+    if (!func) return text;
+    rewritten += " <- " + kernel_sym(*func, ksyms, false);
+    end = end2;
+  }
+  if (end >= text.size() || text[end] != ')') return text;
+  return text.substr(0, p) + rewritten + text.substr(end);
 }
 
 void EventText::print(std::ostream& out, const ftrace::Event& e) {

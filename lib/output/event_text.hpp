@@ -60,6 +60,8 @@ class EventText {
   // The event's line, and its stack's entry when it has one.
   void print(std::ostream& out, const ftrace::Event& e);
   // The event's name and print fmt output ("sched_switch: prev_comm=...").
+  // A kprobe's address is symbolized as the kernel prints it, when ksyms
+  // were given: "(vfs_read+0x0/0x1a0)", "(ksys_read+0x6b/0xf0 <- vfs_read)".
   std::string info(const ftrace::Event& e) const;
 
  private:
@@ -70,6 +72,12 @@ class EventText {
   bool migrate_;
   std::unordered_map<int, std::string> comms_;
 };
+
+// Rewrites the "(ffffffff81234560)" or "(ffffffff81234560 <- ffffffff81230000)"
+// that libtraceevent prints for a kprobe's or kretprobe's address, right
+// after "name: ", as the kernel does: "(sym+0xoff/0xsize)", "(sym+0xoff/0xsize
+// <- sym)"; other text is returned as it is. Pure but for the lookups.
+std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms);
 
 // What the kernel's trace file calls a task it has no saved comm for.
 inline constexpr std::string_view kUnknownComm = "<...>";

@@ -56,6 +56,10 @@ struct Target {
   std::string event;     // tracepoint event
   std::string path;      // user probes: the resolved file
   uint64_t offset = 0;   // user probes: file offset of the function
+  // Probes made from a definition (kprobe, uprobe): the event name wanted
+  // and the fetch arguments, as the kernel takes them.
+  std::string event_name;
+  std::string fetchargs;
 };
 
 struct ExpandOptions {

@@ -84,7 +84,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
                        ret ? "function returns need kretprobes"
                            : "this tool cannot fall back to the function tracer"};
         }
-        keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret));
+        keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret, t.fetchargs, t.event_name));
         break;
       }
       case probe::Kind::kUser:
@@ -92,7 +92,8 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         auto g = group();
         if (!g) return g.error();
         keep(t, (*g)->name(),
-             (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn, t.function));
+             (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn,
+                              t.event_name.empty() ? t.function : t.event_name, t.fetchargs));
         break;
       }
       case probe::Kind::kUsdt:

@@ -133,7 +133,8 @@ std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address
     if (end != text_ends_.end() && a >= *end) return std::nullopt;
   }
   return Resolved{std::string_view(names_.data() + sym.name), addr - sym.addr,
-                  std::string_view(names_.data() + sym.module)};
+                  std::string_view(names_.data() + sym.module),
+                  it != syms_.end() ? it->addr - sym.addr : 0};
 }
 
 }  // namespace tracekit::symbols

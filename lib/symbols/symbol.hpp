@@ -13,6 +13,7 @@ struct Resolved {
   std::string_view name;    // demangled function name
   uint64_t offset = 0;      // address - symbol start
   std::string_view module;  // kernel module ("" for vmlinux) or user file path
+  uint64_t size = 0;        // the symbol's size where known (kernel: to the next symbol), else 0
 };
 
 }  // namespace tracekit::symbols

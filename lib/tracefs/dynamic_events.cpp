@@ -118,7 +118,8 @@ Result<std::string> ProbeGroup::add(const std::string& file, char type, const st
 }
 
 Result<std::string> ProbeGroup::add_kprobe(const std::string& function, bool is_return,
-                                           const std::string& fetchargs) {
+                                           const std::string& fetchargs,
+                                           const std::string& event_hint) {
   if (!kprobes_supported())
     return Error{0,
                  "this kernel has no kprobes (CONFIG_KPROBES is off): kprobe_events is missing",
@@ -128,7 +129,8 @@ Result<std::string> ProbeGroup::add_kprobe(const std::string& function, bool is_
     return Error{EINVAL, "not a kernel function name: \"" + function + "\"", {}, {}};
   std::string file =
       top_ + (exists(top_ + "/dynamic_events") ? "/dynamic_events" : "/kprobe_events");
-  return add(file, is_return ? 'r' : 'p', probe_name((is_return ? "r_" : "p_") + function),
+  return add(file, is_return ? 'r' : 'p',
+             probe_name(event_hint.empty() ? (is_return ? "r_" : "p_") + function : event_hint),
              function, fetchargs);
 }
 

@@ -44,13 +44,15 @@ class ProbeGroup {
   bool uprobes_supported() const;
 
   // Adds "p:<group>/<event> <function> <fetchargs>" (or "r:" for a return
-  // probe) and returns the event name (the system is name()). The event name
-  // ("p_<function>" / "r_<function>") is made unique within the group.
+  // probe; function may be "func+offset") and returns the event name (the
+  // system is name()). The event name (event_hint, else "p_<function>" /
+  // "r_<function>") is made valid and unique within the group.
   // Error: no kprobes in this kernel ("this kernel has no kprobes
   // (CONFIG_KPROBES is off): kprobe_events is missing"), or the kernel's
   // error_log line (unknown or unprobeable function).
   Result<std::string> add_kprobe(const std::string& function, bool is_return,
-                                 const std::string& fetchargs = "");
+                                 const std::string& fetchargs = "",
+                                 const std::string& event_hint = "");
   // Adds a uprobe at a file offset of path ("p:<group>/<event>
   // <path>:0x<offset>", "r:" for a return probe) and returns the event name:
   // event_hint made valid and unique ("u_<file>_<offset>" when event_hint is

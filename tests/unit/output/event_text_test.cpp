@@ -6,6 +6,8 @@
 
 #include <sstream>
 
+#include "symbols/kallsyms.hpp"
+
 namespace tracekit::output {
 namespace {
 
@@ -64,6 +66,26 @@ TEST(EventTextTest, SavedCmdlines) {
   EXPECT_EQ(m.size(), 2u);
   EXPECT_EQ(m[1], "systemd");
   EXPECT_EQ(m[4242], "kworker/0:1 x");
+}
+
+TEST(EventTextTest, KprobeAddressesAreSymbolizedAsTheKernelDoes) {
+  std::istringstream kallsyms(
+      "ffffffff81200000 T vfs_read\n"
+      "ffffffff812001a0 T vfs_write\n"
+      "ffffffff81300000 T ksys_read\n"
+      "ffffffff813000f0 T ksys_write\n"
+      "ffffffffc0100000 t ext4_sync_fs\t[ext4]\n"
+      "ffffffffc0100200 t ext4_other\t[ext4]\n");
+  auto k = symbols::KernelSymbols::parse(kallsyms);
+  EXPECT_EQ(symbolize_probe_ip("p_vfs_read: (ffffffff81200000) count=1", k),
+            "p_vfs_read: (vfs_read+0x0/0x1a0) count=1");
+  EXPECT_EQ(symbolize_probe_ip("r_vfs_read: (ffffffff8130006b <- ffffffff81200000) arg1=0x1", k),
+            "r_vfs_read: (ksys_read+0x6b/0xf0 <- vfs_read) arg1=0x1");
+  EXPECT_EQ(symbolize_probe_ip("m: (ffffffffc0100010)", k), "m: (ext4_sync_fs+0x10/0x200 [ext4])");
+  // uprobes print 0x...; other text stays as it is.
+  for (const char* t : {"readline: (0x55d4a7fcc4a0) arg1=3", "x: (zz)", "x: no parenthesis",
+                        "x: (ffffffff81200000", "x: (ffffffff81200000 <- zz)"})
+    EXPECT_EQ(symbolize_probe_ip(t, k), t);
 }
 
 }  // namespace

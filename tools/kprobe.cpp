@@ -1,0 +1,84 @@
+// kprobe: trace a kernel function with a kprobe and print its events
+// (perf-tools' kprobe).
+#include <cerrno>
+#include <iostream>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "events/tool.hpp"
+#include "probe/definition.hpp"
+#include "probe/spec.hpp"
+#include "stacks/probes.hpp"
+#include "tools.hpp"
+#include "tracefs/tracing_dir.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+// Whether function is in available_filter_functions ("name" or "name
+// [module]" lines); true when the kernel has no such file to ask.
+bool traceable(const std::string& dir, const std::string& function) {
+  auto text = read_file(dir + "/available_filter_functions");
+  if (!text) return true;
+  for (auto line : split(*text, '\n')) {
+    auto name = line.substr(0, line.find(' '));
+    if (name == function) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+int kprobe_main(int argc, char** argv) {
+  events::ToolOptions o;
+  o.ev.tool = "kprobe";
+  o.ev.kernel_addresses = true;
+  bool force = false;
+  cli::Command cmd("kprobe", "[-FhHsv] [-d secs] [-p PID] [-L TID] kprobe_definition [filter]");
+  cmd.flag("F", &force, "force: do not check the function against available_filter_functions");
+  events::SharedOptions shared(cmd, o, "kprobe_definition",
+                               "{p|r}:[alias] function[+offset] [fetchargs] (kprobetrace syntax)");
+  cmd.example("kprobe p:do_sys_open", "trace open() entry")
+      .example("kprobe r:do_sys_open", "trace open() return")
+      .example("kprobe 'r:do_sys_open $retval'", "trace open() return value")
+      .example("kprobe 'r:myopen do_sys_open $retval'", "use a custom probe name")
+      .example("kprobe 'p:myopen do_sys_open mode=%cx:u16'", "trace the open() mode")
+      .example("kprobe 'p:myopen do_sys_open filename=+0(%si):string'", "trace the open() file name")
+      .example("kprobe 'p:vfs_read count=$arg3:u64'", "the third argument (Linux 4.20+)")
+      .example("kprobe -p 489 p:sys_sync", "trace sys_sync() for PID 489 only")
+      .example("kprobe 'p:do_sys_open file=+0(%si):string' 'file ~ \"*stat\"'",
+               "opens of files ending in \"stat\"");
+  if (auto code = cmd.parse(argc, argv)) return *code;
+  if (auto code = shared.check()) return *code;
+  auto def = probe::parse_kprobe_definition(o.definition);
+  if (!def) return cmd.usage_error(def.error().str());
+
+  cli::install_stop_handlers();
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return events::fail("kprobe", dir.error());
+  if (!force && !traceable(*dir, def->function))
+    return events::fail("kprobe",
+                        Error{ENOENT, "function " + def->function +
+                                          " is not in available_filter_functions (not a "
+                                          "function, inlined, or not traceable)",
+                              {}, "check the name in /proc/kallsyms; -F probes it anyway"});
+  if (auto st = events::sweep(*dir, "kprobe"); !st) return events::fail("kprobe", st.error());
+
+  probe::Target t;
+  t.kind = def->is_return ? probe::Kind::kKernelReturn : probe::Kind::kKernel;
+  t.function = def->function;
+  if (def->offset) {
+    char off[32];
+    std::snprintf(off, sizeof off, "+0x%llx", static_cast<unsigned long long>(def->offset));
+    t.function += off;
+  }
+  t.event_name = def->event_name();
+  t.fetchargs = def->fetchargs;
+  auto probes = stacks::Probes::create(*dir, {t}, /*function_tracer=*/false);
+  if (!probes) return events::fail("kprobe", probes.error());
+  return events::view_or_trace(*dir, std::move(*probes), o, "kprobe " + t.event_name);
+}
+
+}  // namespace tracekit::tools

@@ -1,0 +1,131 @@
+// uprobe: trace a user-level function with a uprobe and print its events
+// (perf-tools' uprobe).
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <iostream>
+#include <set>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "events/tool.hpp"
+#include "probe/definition.hpp"
+#include "probe/spec.hpp"
+#include "stacks/probes.hpp"
+#include "tools.hpp"
+#include "tracefs/tracing_dir.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+// A program (PATH), a library ("libc", "c", "pthread") or a path.
+Result<std::string> resolve_target(const std::string& target) {
+  auto path = probe::resolve_library(target);
+  if (!path && target.rfind("lib", 0) == 0 && target.size() > 3 &&
+      target.find('/') == std::string::npos)
+    if (auto bare = probe::resolve_library(target.substr(3))) return *bare;
+  return path;
+}
+
+// -l: the target's function names, sorted, once each.
+int list(const std::string& target) {
+  auto path = resolve_target(target);
+  if (!path) return events::fail("uprobe", path.error());
+  auto syms = probe::elf_symbols(*path);
+  if (!syms) return events::fail("uprobe", syms.error());
+  std::set<std::string> names;
+  for (const auto& f : syms->functions) names.insert(f.name);
+  for (const auto& n : names) std::cout << n << "\n";
+  if (names.empty())
+    std::cerr << "uprobe: " << *path << " has no function symbols (stripped?)\n";
+  return cli::kExitOk;
+}
+
+// The file offset of the definition's symbol (+ offset) or address in path.
+Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path) {
+  auto syms = probe::elf_symbols(path);
+  if (!syms) return syms.error();
+  if (d.is_address) {
+    for (const auto& f : syms->functions)
+      if (d.offset >= f.address && d.offset < f.address + std::max<uint64_t>(f.size, 1))
+        return f.file_offset + (d.offset - f.address);
+    char a[32];
+    std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(d.offset));
+    return Error{ENOENT, std::string("address ") + a + " is in no function of " + path, {},
+                 "list the functions with uprobe -l " + path};
+  }
+  for (const auto& f : syms->functions)
+    if (f.name == d.function) {
+      if (d.offset && f.size && d.offset >= f.size)
+        return Error{EINVAL, "offset beyond the end of " + d.function, path, {}};
+      return f.file_offset + d.offset;
+    }
+  if (!syms->has_symtab && !syms->has_dynsym)
+    return Error{ENOENT, path + " has no symbol table (stripped)", {},
+                 "give an address: p:" + path + ":0xADDR"};
+  return Error{ENOENT, "no function " + d.function + " in " + path, {},
+               "list them with uprobe -l " + path};
+}
+
+}  // namespace
+
+int uprobe_main(int argc, char** argv) {
+  events::ToolOptions o;
+  o.ev.tool = "uprobe";
+  std::string list_target;
+  cli::Command cmd("uprobe",
+                   "[-hHv] [-d secs] [-p PID] [-L TID] {-l target |\n"
+                   "uprobe_definition [filter]}");
+  events::SharedOptions shared(cmd, o, "uprobe_definition",
+                               "{p|r}:[alias ]target:symbol[+offset] [fetchargs] (uprobetrace)",
+                               /*stacks=*/false);
+  cmd.option("l", &list_target, "target", "list functions from this executable or library")
+      .example("uprobe p:bash:readline", "trace readline() calls in all running bash")
+      .example("uprobe p:/bin/bash:readline", "... with an explicit executable path")
+      .example("uprobe 'r:bash:readline +0($retval):string'", "readline()'s return, as a string")
+      .example("uprobe p:libc:sleep", "sleep() calls in all running libc")
+      .example("uprobe 'p:libc:sleep %di'", "sleep() with register %di (x86)")
+      .example("uprobe 'p:libc:malloc size=%di:u64'", "malloc() sizes")
+      .example("uprobe p:libc:0xbf130", "this address (it must start an instruction)")
+      .example("uprobe -p 1182 p:libc:gettimeofday", "PID 1182 only")
+      .example("uprobe 'r:libc:fopen file=$retval' 'file == 0'", "fopen() returning NULL")
+      .example("uprobe -l bash", "list bash's functions");
+  if (auto code = cmd.parse(argc, argv)) return *code;
+  const bool listing = cmd.given("l");
+  if (auto code = shared.check(!listing)) return *code;
+  if (listing) {
+    if (shared.definition_given() || cmd.given("d") || o.ev.pid || o.ev.tid || o.view ||
+        o.ev.headers)
+      return cmd.usage_error("-l takes a target only");
+    return list(list_target);
+  }
+  auto def = probe::parse_uprobe_definition(o.definition);
+  if (!def) return cmd.usage_error(def.error().str());
+
+  cli::install_stop_handlers();
+  auto path = resolve_target(def->target);
+  if (!path) return events::fail("uprobe", path.error());
+  auto offset = file_offset(*def, *path);
+  if (!offset) return events::fail("uprobe", offset.error());
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return events::fail("uprobe", dir.error());
+  if (auto st = events::sweep(*dir, "uprobe"); !st) return events::fail("uprobe", st.error());
+
+  probe::Target t;
+  t.kind = def->is_return ? probe::Kind::kUserReturn : probe::Kind::kUser;
+  t.function = def->function;
+  t.path = *path;
+  t.offset = *offset;
+  t.event_name = def->event_name();
+  t.fetchargs = def->fetchargs;
+  auto probes = stacks::Probes::create(*dir, {t}, /*function_tracer=*/false);
+  if (!probes) return events::fail("uprobe", probes.error());
+  char where[64];
+  std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(*offset));
+  std::string detail = std::string(def->is_return ? "r:" : "p:") + t.event_name + " " + *path +
+                       where + (t.fetchargs.empty() ? "" : " " + t.fetchargs);
+  return events::view_or_trace(*dir, std::move(*probes), o, "uprobe " + t.event_name, detail);
+}
+
+}  // namespace tracekit::tools
