@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +18,8 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <cstring>
+#include <cerrno>
 
 #include "tracefs/dynamic_events.hpp"
 #include "tracefs/instance.hpp"
@@ -361,6 +364,79 @@ std::vector<std::string> tracefs_objects(const std::string& top, const std::set<
 std::string slurp(const std::string& path) {
   auto t = read_file(path);
   return t ? *t : std::string();
+}
+
+namespace {
+
+// The pid of a child of parent whose command line is argv (NUL-separated);
+// 0 when there is none.
+pid_t child_running(pid_t parent, const std::string& argv) {
+  for (const auto& d : std::filesystem::directory_iterator("/proc")) {
+    auto pid = parse_int<int>(d.path().filename().string());
+    if (!pid) continue;
+    std::string stat = slurp(d.path().string() + "/stat");
+    auto close = stat.rfind(") ");
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    std::string state;
+    long ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent && slurp(d.path().string() + "/cmdline") == argv) return *pid;
+  }
+  return 0;
+}
+
+constexpr const char* kDebugTracing = "/sys/kernel/debug/tracing";
+
+}  // namespace
+
+PerfToolsPeer::PerfToolsPeer(const std::string& tool) : script_("/usr/sbin/" + tool + "-perf") {
+  if (access(script_.c_str(), X_OK) != 0) {
+    why_not_ = script_ + " is missing: perf-tools-unstable is not installed (make deps installs it)";
+    return;
+  }
+  if (access("/var/tmp/.ftrace-lock", F_OK) == 0) {
+    why_not_ = "perf-tools' lock /var/tmp/.ftrace-lock is held: another perf-tools run";
+    return;
+  }
+  if (access((std::string(kDebugTracing) + "/events").c_str(), F_OK) != 0) {
+    if (mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr) != 0) {
+      why_not_ = std::string("cannot mount debugfs: ") + strerror(errno);
+      return;
+    }
+    mounted_ = true;
+  }
+}
+
+PerfToolsPeer::~PerfToolsPeer() {
+  run_.reset();  // SIGKILLs a script that was not finished
+  if (mounted_) umount("/sys/kernel/debug");
+}
+
+bool PerfToolsPeer::start(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{script_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  run_.emplace(argv);
+  const std::string cat("cat\0trace_pipe\0", 15);
+  for (int i = 0; i < 600 && !(cat_ = child_running(run_->pid(), cat)); ++i) usleep(50000);
+  if (!cat_) why_not_ = script_ + " never started reading trace_pipe";
+  return cat_ != 0;
+}
+
+RunResult PerfToolsPeer::finish() {
+  auto unread = [] {
+    long n = 0;
+    for (const auto& d : std::filesystem::directory_iterator(std::string(kDebugTracing) + "/per_cpu")) {
+      std::istringstream in(slurp(d.path().string() + "/stats"));
+      for (std::string l; std::getline(in, l);)
+        if (l.rfind("entries: ", 0) == 0) n += std::stol(l.substr(9));
+    }
+    return n;
+  };
+  for (int i = 0; i < 200 && unread() > 0; ++i) usleep(50000);
+  if (cat_) kill(cat_, SIGINT);
+  run_->signal(SIGINT);
+  return run_->finish(60);
 }
 
 void TracingTest::SetUp() {

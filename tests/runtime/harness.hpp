@@ -127,6 +127,36 @@ class TracingTest : public ::testing::Test {
   std::string before_;  // tracefs_snapshot() at the start
 };
 
+// A perf-tools script as a peer (Debian's perf-tools-unstable installs them
+// as /usr/sbin/<tool>-perf). They trace on debugfs's tracing directory,
+// which this mounts if needed (and unmounts after), and the top-level
+// buffer, under perf-tools' lock file.
+class PerfToolsPeer {
+ public:
+  explicit PerfToolsPeer(const std::string& tool);
+  ~PerfToolsPeer();
+  PerfToolsPeer(const PerfToolsPeer&) = delete;
+  PerfToolsPeer& operator=(const PerfToolsPeer&) = delete;
+  // False (with why_not()) when the script is missing or another
+  // perf-tools run holds the lock.
+  bool usable() const { return why_not_.empty(); }
+  const std::string& why_not() const { return why_not_; }
+  // Starts the script with args and waits until it traces: it prints its
+  // header before it enables the event and clears the buffer after, so
+  // ready is when its `cat trace_pipe` runs. False after 30 s.
+  bool start(const std::vector<std::string>& args);
+  // Waits until it has read every event (no CPU's buffer holds an unread
+  // entry), then ends it as Ctrl-C would (SIGINT to its cat, then to it)
+  // and returns its output.
+  RunResult finish();
+
+ private:
+  std::string script_, why_not_;
+  bool mounted_ = false;
+  std::optional<Running> run_;
+  pid_t cat_ = 0;
+};
+
 // The CPU time process pid has used (user + system, /proc/PID/stat), seconds.
 double cpu_seconds(pid_t pid);
 

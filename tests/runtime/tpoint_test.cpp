@@ -5,7 +5,6 @@
 // against perf-tools' tpoint; bad input.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -232,83 +231,33 @@ TEST_F(TpointRuntime, BadInputIsRefusedAndLeavesNothing) {
   }
 }
 
-// The pid of a child of parent whose command line is argv (NUL-separated);
-// 0 when there is none.
-pid_t child_running(pid_t parent, const std::string& argv) {
-  for (const auto& d : std::filesystem::directory_iterator("/proc")) {
-    auto pid = parse_int<int>(d.path().filename().string());
-    if (!pid) continue;
-    std::string stat = slurp(d.path().string() + "/stat");
-    auto close = stat.rfind(") ");
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && slurp(d.path().string() + "/cmdline") == argv) return *pid;
-  }
-  return 0;
-}
-
-// perf-tools' own tpoint (Debian's perf-tools-unstable, /usr/sbin/tpoint-perf,
-// which works on debugfs) on the same workload: the same number of events,
-// and the same event text.
+// perf-tools' own tpoint (Debian's perf-tools-unstable) tracing the same
+// events at the same time as ours (perf-tools on the top-level buffer, ours
+// in its instance): the same number, and the same text after the timestamp.
 TEST_F(TpointRuntime, SameEventsAsPerfToolsTpoint) {
-  const std::string peer = "/usr/sbin/tpoint-perf";
-  if (access(peer.c_str(), X_OK) != 0)
-    GTEST_SKIP() << "perf-tools-unstable is not installed (make deps installs it)";
-  if (access("/var/tmp/.ftrace-lock", F_OK) == 0)
-    GTEST_SKIP() << "perf-tools' lock /var/tmp/.ftrace-lock is held: another perf-tools run";
-  bool mounted = false;
-  if (access("/sys/kernel/debug/tracing/events", F_OK) != 0) {
-    ASSERT_EQ(mount("debugfs", "/sys/kernel/debug", "debugfs", 0, nullptr), 0) << strerror(errno);
-    mounted = true;
-  }
-  struct Unmount {
-    bool on;
-    ~Unmount() {
-      if (on) umount("/sys/kernel/debug");
-    }
-  } unmount{mounted};
-
-  auto ours = trace_reads({"-p", "PID", "syscalls:sys_enter_read"}, 101, 7);
-  ASSERT_EQ(ours.exit_code, 0) << ours.err;
-
+  PerfToolsPeer peer("tpoint");
+  if (!peer.usable()) GTEST_SKIP() << peer.why_not();
   Workload w("reads", {"101", "7"});
-  Running t({peer, "-p", w.pid_str(), "syscalls:sys_enter_read"});
-  // perf-tools prints its header before it enables the event, and clears
-  // the buffer after: it traces once its `cat trace_pipe` runs.
-  pid_t cat = 0;
-  for (int i = 0; i < 600 && !(cat = child_running(t.pid(), std::string("cat\0trace_pipe\0", 15)));
-       ++i)
-    usleep(50000);
-  ASSERT_NE(cat, 0) << "tpoint-perf never started reading";
+  Running ours({tool_path("tpoint"), "-p", w.pid_str(), "syscalls:sys_enter_read"});
+  ASSERT_TRUE(ours.wait_for_stdout("Ctrl-C to end.\n", 60));
+  ASSERT_TRUE(peer.start({"-p", w.pid_str(), "syscalls:sys_enter_read"})) << peer.why_not();
   kill(w.pid(), SIGUSR1);
   ASSERT_TRUE(w.wait_line("done", 60));
-  // Once cat has read every event (no CPU's buffer holds an unread entry),
-  // SIGINT ends cat, and its bash cleans up.
-  auto unread = [] {
-    long n = 0;
-    for (const auto& d : std::filesystem::directory_iterator("/sys/kernel/debug/tracing/per_cpu"))
-      for (const auto& l : lines_of(slurp(d.path().string() + "/stats")))
-        if (l.rfind("entries: ", 0) == 0) n += std::stol(l.substr(9));
-    return n;
-  };
-  for (int i = 0; i < 200 && unread() > 0; ++i) usleep(50000);
-  EXPECT_EQ(unread(), 0) << "tpoint-perf did not read its events";
-  kill(cat, SIGINT);
-  t.signal(SIGINT);
-  auto theirs = t.finish(60);
+  auto theirs = peer.finish();
+  ours.signal(SIGINT);
+  auto mine = ours.finish(60);
+  ASSERT_EQ(mine.exit_code, 0) << mine.err;
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
-
   std::map<std::string, int> a, b;
-  for (const auto& l : lines_of(ours.out))
+  for (const auto& l : lines_of(mine.out))
     if (l.find(" sys_enter_read: ") != std::string::npos) ++a[after_time(l)];
   for (const auto& l : lines_of(theirs.out))
     if (l.find(" sys_enter_read: ") != std::string::npos) ++b[after_time(l)];
   EXPECT_EQ(count_with(theirs.out, " sys_enter_read: "), 101u) << theirs.out.substr(0, 2000);
+  EXPECT_EQ(count_with(mine.out, " sys_enter_read: "), 101u);
   EXPECT_EQ(a, b);
-  std::cout << "ours:   " << lines_of(ours.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1] << "\n";
+  std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
+            << "\n";
 }
 
 // Two runs at once, each on its own instance: both exact.

@@ -1,0 +1,171 @@
+// uprobe against the calls workload (tests/workloads/calls.c): work_unit(i,
+// 3) called for i = 0 .. N-1, returning 3i + 1. Exact counts, the decoded
+// argument and return values (their sums are known), -l, -v, and the same
+// events through perf-tools' uprobe.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+constexpr long kCalls = 401;  // a prime
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
+// The sum of the values of "name=VALUE" over lines holding marker, and how
+// many lines held it.
+std::pair<long, long> sum_of(const std::string& out, const std::string& marker,
+                             const std::string& name) {
+  long sum = 0, n = 0;
+  for (const auto& l : lines_of(out)) {
+    if (l.find(marker) == std::string::npos) continue;
+    ++n;
+    auto at = l.find(" " + name + "=");
+    if (at == std::string::npos) continue;
+    sum += std::stol(l.substr(at + name.size() + 2), nullptr, 0);
+  }
+  return {sum, n};
+}
+
+class UprobeRuntime : public TracingTest {
+ protected:
+  // Runs uprobe with args ("WL" replaced by the workload's path, "PID" by
+  // its pid) while the calls workload makes n calls.
+  RunResult trace_calls(std::vector<std::string> args, long n = kCalls) {
+    Workload w("calls", {std::to_string(n)});
+    for (auto& a : args) {
+      if (a == "PID") a = w.pid_str();
+      auto at = a.find("WL");
+      if (at != std::string::npos) a.replace(at, 2, workload_path("calls"));
+    }
+    args.insert(args.begin(), tool_path("uprobe"));
+    Running t(args);
+    EXPECT_TRUE(t.wait_for_stdout("Ctrl-C to end.\n", 60)) << "no header";
+    kill(w.pid(), SIGUSR1);
+    EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
+    t.signal(SIGINT);
+    return t.finish(60);
+  }
+};
+
+TEST_F(UprobeRuntime, EntryCountAndArguments) {
+  auto r = trace_calls({"-p", "PID", "p:WL:work_unit i=%di:s64 k=%si:s64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto [i_sum, n] = sum_of(r.out, " work_unit: (0x", "i");
+  EXPECT_EQ(n, kCalls) << r.out.substr(0, 2000);
+  EXPECT_EQ(i_sum, kCalls * (kCalls - 1) / 2);
+  auto [k_sum, m] = sum_of(r.out, " work_unit: (0x", "k");
+  EXPECT_EQ(k_sum, 3 * kCalls);
+  EXPECT_NE(lines_of(r.out)[0].find("Tracing uprobe work_unit (p:work_unit "), std::string::npos)
+      << lines_of(r.out)[0];
+}
+
+TEST_F(UprobeRuntime, ReturnValues) {
+  auto r = trace_calls({"-p", "PID", "r:WL:work_unit ret=$retval:s64"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto [sum, n] = sum_of(r.out, " work_unit: (0x", "ret");
+  EXPECT_EQ(n, kCalls) << r.out.substr(0, 2000);
+  EXPECT_EQ(sum, 3 * kCalls * (kCalls - 1) / 2 + kCalls);
+  // A return probe shows where it returned to and from.
+  EXPECT_NE(r.out.find(" <- 0x"), std::string::npos) << r.out.substr(0, 1000);
+}
+
+TEST_F(UprobeRuntime, AliasFilterAndBufferedMode) {
+  Workload w("calls", {std::to_string(kCalls)});
+  Running t({tool_path("uprobe"), "-d", "3", "-p", w.pid_str(),
+             "p:myprobe " + workload_path("calls") + ":work_unit i=%di:s64", "i < 100"});
+  ASSERT_TRUE(t.wait_for_stdout("(buffered)...\n", 60));
+  kill(w.pid(), SIGUSR1);
+  ASSERT_TRUE(w.wait_line("done", 60));
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out)[0], "Tracing uprobe myprobe for 3 seconds (buffered)...");
+  auto [sum, n] = sum_of(r.out, " myprobe: (0x", "i");
+  EXPECT_EQ(n, 100);
+  EXPECT_EQ(sum, 99 * 100 / 2);
+}
+
+TEST_F(UprobeRuntime, ListAndView) {
+  auto l = run({tool_path("uprobe"), "-l", workload_path("calls")});
+  ASSERT_EQ(l.exit_code, 0) << l.err;
+  EXPECT_NE(l.out.find("\nwork_unit\n"), std::string::npos) << l.out;
+  auto v = run({tool_path("uprobe"), "-v", "p:" + workload_path("calls") + ":work_unit i=%di:s64"});
+  ASSERT_EQ(v.exit_code, 0) << v.err;
+  EXPECT_EQ(v.out.rfind("name: work_unit\n", 0), 0u) << v.out;
+  EXPECT_NE(v.out.find("field:s64 i;"), std::string::npos) << v.out;
+}
+
+// perf-tools' own uprobe on the same function of the same process, at the
+// same time as ours: the same number of events and the same text after the
+// timestamp (perf-tools finds the offset with objdump, we with libelf).
+TEST_F(UprobeRuntime, SameEventsAsPerfToolsUprobe) {
+  PerfToolsPeer peer("uprobe");
+  if (!peer.usable()) GTEST_SKIP() << peer.why_not();
+  Workload w("calls", {"101"});
+  const std::string def = "p:" + workload_path("calls") + ":work_unit i=%di:s64";
+  Running ours({tool_path("uprobe"), "-p", w.pid_str(), def});
+  ASSERT_TRUE(ours.wait_for_stdout("Ctrl-C to end.\n", 60));
+  ASSERT_TRUE(peer.start({"-p", w.pid_str(), def})) << peer.why_not();
+  kill(w.pid(), SIGUSR1);
+  ASSERT_TRUE(w.wait_line("done", 60));
+  auto theirs = peer.finish();
+  ours.signal(SIGINT);
+  auto mine = ours.finish(60);
+  ASSERT_EQ(mine.exit_code, 0) << mine.err;
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  auto texts = [](const std::string& out) {
+    std::map<std::string, int> m;
+    for (const auto& l : lines_of(out)) {
+      auto at = l.find(" work_unit: (0x");
+      if (at != std::string::npos) ++m[l.substr(at)];
+    }
+    return m;
+  };
+  EXPECT_EQ(sum_of(theirs.out, " work_unit: (0x", "i").second, 101) << theirs.out.substr(0, 2000);
+  EXPECT_EQ(texts(mine.out), texts(theirs.out));
+  std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
+            << "\n";
+}
+
+TEST_F(UprobeRuntime, BadInputIsRefusedAndLeavesNothing) {
+  const std::string wl = workload_path("calls");
+  struct Case {
+    std::vector<std::string> args;
+    int code;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{"p:" + wl + ":no_such_function"}, 1, "no function no_such_function in"},
+      {{"p:no_such_program_zz:main"}, 1, "cannot find library or program \"no_such_program_zz\""},
+      {{"p:" + wl + ":work_unit i=%nosuchreg"}, 1, "uprobe: "},
+      {{"p:" + wl + ":work_unit", "no_such_field == 1"}, 1, "no_such_field"},
+      {{"-p", "4194000", "p:" + wl + ":work_unit"}, 1, "no process with PID 4194000"},
+      {{"work_unit"}, 2, "should start with p: or r:"},
+      {{"-l", wl, "p:" + wl + ":work_unit"}, 2, "-l takes a target only"},
+  };
+  for (const auto& c : cases) {
+    std::vector<std::string> argv{tool_path("uprobe")};
+    argv.insert(argv.end(), c.args.begin(), c.args.end());
+    auto r = run(argv, 60);
+    EXPECT_EQ(r.exit_code, c.code) << c.args.back() << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << c.args.back() << "\n" << r.err;
+    EXPECT_EQ(tracefs_snapshot(), before_) << c.args.back();
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::testing
