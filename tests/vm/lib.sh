@@ -73,8 +73,8 @@ hung_report() {
 count() { grep -Ec -- "$2" "$1"; }
 
 # start_workload NAME [ARGS...]: starts build/workloads/NAME in the
-# background and waits (up to 20 s) for its "ready PID" line; sets WL_PID.
-# The workload is killed when the case ends.
+# background and waits (up to 20 s) for its "ready PID" line; sets WL_PID,
+# and WL_OUT (its output file). The workload is killed when the case ends.
 start_workload() {
   local out=/tmp/workload.$$.$1 i=0
   # A fresh file: an earlier workload's "ready" line must not be read as
@@ -82,6 +82,7 @@ start_workload() {
   rm -f "$out"
   "$@" > "$out" 2>&1 &
   WL_PID=$!
+  WL_OUT=$out
   defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
   while ! grep -q '^ready ' "$out"; do
     i=$((i + 1))
@@ -89,6 +90,39 @@ start_workload() {
     kill -0 "$WL_PID" 2>/dev/null || fail "workload $1 exited early: $(cat "$out")"
     sleep 0.1
   done
+}
+
+# wait_for FILE REGEX: until a line of FILE matches (30 s at most).
+wait_for() {
+  local i=0
+  while ! grep -Eq -- "$2" "$1" 2>/dev/null; do
+    i=$((i + 1)); [ $i -le 300 ] || fail "no /$2/ in $1 after 30 s: $(tail -n 5 "$1")"
+    sleep 0.1
+  done
+}
+
+# traced_run OUT CMD...: runs CMD (a tracing tool) in the background, waits
+# for its header, lets the workload of start_workload go (SIGUSR1), waits
+# until it is done, then stops the tool with SIGINT and waits for it.
+traced_run() {
+  local out=$1 tool
+  shift
+  # The file must not exist before the tool opens it: the header of an
+  # earlier case's run would be taken for this one's (the shell truncates
+  # the file in the child, after fork, maybe after wait_for looked).
+  rm -f "$out" "$out.err"
+  "$@" > "$out" 2> "$out.err" &
+  tool=$!
+  defer "kill $tool 2>/dev/null"
+  step "started $* (pid $tool); waiting for its header"
+  wait_for "$out" 'Ctrl-C to end|STACK$|\(buffered\)'
+  step "header seen; go to the workload"
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  step "workload done; SIGINT to the tool"
+  kill -INT "$tool"
+  wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
+  step "the tool exited"
 }
 
 # The runner compares this before and after every case: a case (or a tool)

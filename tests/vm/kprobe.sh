@@ -1,0 +1,105 @@
+# tests/vm/kprobe.sh: kprobe (perf-tools' tool, ours) on a kernel that has
+# kprobes. The truth: the reads workload makes exactly N read(2) calls after
+# its "go", the i-th (from 0) of i % 7 + 1 bytes, each reaching vfs_read()
+# once; /dev/zero gives every byte asked for.
+
+N=997
+
+# The sum of i % 7 + 1 for i = 0 .. N-1.
+sizes_sum() { awk -v n="$1" 'BEGIN { for (i = 0; i < n; i++) s += i % 7 + 1; print s }'; }
+
+# The sum of the NAME=VALUE fields of the lines of FILE matching REGEX.
+field_sum() {
+  awk -v re="$2" -v name="$3" '$0 ~ re {
+    for (i = 1; i <= NF; i++) if (index($i, name "=") == 1) s += substr($i, length(name) + 2) + 0
+  } END { print s + 0 }' "$1"
+}
+
+expect_lines() {
+  local got
+  got=$(count "$1" "$2")
+  [ "$got" -eq "$3" ] || { head -n 20 "$1"; fail "$got lines match /$2/, expected $3"; }
+}
+
+# An argument by register, exact count and values; the address printed as
+# the kernel prints it.
+case_kprobe_register_argument_exact() {
+  start_workload reads $N 7
+  traced_run /tmp/kp.out kprobe -p "$WL_PID" 'p:vfs_read count=%dx:u64'
+  expect_lines /tmp/kp.out ' vfs_read: \(vfs_read\+0x0/0x[0-9a-f]+\) count=' $N
+  local sum
+  sum=$(field_sum /tmp/kp.out ' vfs_read: ' count)
+  [ "$sum" -eq "$(sizes_sum $N)" ] || fail "count values sum to $sum, expected $(sizes_sum $N)"
+  has /tmp/kp.out '^Tracing kprobe vfs_read\. Ctrl-C to end\.$' "perf-tools' header"
+  has /tmp/kp.out '^Ending tracing\.\.\.$' "perf-tools' ending"
+}
+
+# $argN (Linux 4.20+) and an alias.
+case_kprobe_argn_and_alias() {
+  start_workload reads 101 7
+  traced_run /tmp/kp.out kprobe -p "$WL_PID" 'p:myread vfs_read count=$arg3:u64'
+  expect_lines /tmp/kp.out ' myread: \(vfs_read\+0x0/' 101
+  [ "$(field_sum /tmp/kp.out ' myread: ' count)" -eq "$(sizes_sum 101)" ] || fail "wrong counts"
+}
+
+# A kretprobe with $retval: every read returns the size asked for.
+case_kretprobe_retval() {
+  start_workload reads $N 7
+  traced_run /tmp/kp.out kprobe -p "$WL_PID" 'r:vfs_read ret=$retval:s64'
+  expect_lines /tmp/kp.out ' vfs_read: \(ksys_read\+0x[0-9a-f]+/0x[0-9a-f]+ <- vfs_read\) ret=' $N
+  [ "$(field_sum /tmp/kp.out ' vfs_read: ' ret)" -eq "$(sizes_sum $N)" ] || fail "wrong return values"
+}
+
+# -s: each event followed by its kernel stack.
+case_kprobe_stacks() {
+  start_workload reads 11
+  traced_run /tmp/kp.out kprobe -s -p "$WL_PID" p:vfs_read
+  expect_lines /tmp/kp.out ' vfs_read: \(vfs_read\+0x0/' 11
+  expect_lines /tmp/kp.out ': <stack trace>$' 11
+  has /tmp/kp.out '^ => ksys_read$' "ksys_read in the stacks"
+}
+
+# A string fetched from user memory: a known file opened a known number of
+# times, selected by a filter on the string.
+case_kprobe_string_fetch_and_filter() {
+  rm -f /tmp/kp.out /tmp/kp.out.err
+  kprobe 'p:do_sys_openat2 file=+0(%si):ustring' 'file == "/etc/hostname"' \
+    > /tmp/kp.out 2> /tmp/kp.out.err &
+  local tool=$! i
+  defer "kill $tool 2>/dev/null"
+  wait_for /tmp/kp.out 'Ctrl-C to end'
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13; do cat /etc/hostname > /dev/null; done
+  sleep 1   # the last opens reach the buffer; the final read takes the rest
+  kill -INT $tool
+  wait $tool || fail "kprobe exited with $?: $(cat /tmp/kp.out.err)"
+  expect_lines /tmp/kp.out ' do_sys_openat2: .* file="/etc/hostname"' 13
+}
+
+# Buffered: the same exact count, read once at the end.
+case_kprobe_buffered() {
+  start_workload reads $N
+  rm -f /tmp/kp.out /tmp/kp.out.err
+  kprobe -d 3 -p "$WL_PID" p:vfs_read > /tmp/kp.out 2> /tmp/kp.out.err &
+  local tool=$!
+  defer "kill $tool 2>/dev/null"
+  wait_for /tmp/kp.out '\(buffered\)'
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  wait $tool || fail "kprobe exited with $?: $(cat /tmp/kp.out.err)"
+  expect_lines /tmp/kp.out ' vfs_read: \(vfs_read\+0x0/' $N
+}
+
+# Refusals: exit 1 with the reason, nothing left in tracefs.
+case_kprobe_bad_input() {
+  local rc
+  kprobe p:no_such_function_zz > /tmp/kp.out 2> /tmp/kp.err && fail "an unknown function was accepted"
+  has /tmp/kp.err 'not in available_filter_functions' "the reason"
+  rc=0; kprobe -F p:no_such_function_zz > /tmp/kp.out 2> /tmp/kp.err || rc=$?
+  [ $rc -eq 1 ] || fail "-F on an unknown function exited $rc: $(cat /tmp/kp.err)"
+  has /tmp/kp.err '^kprobe: ' "an error message"
+  rc=0; kprobe 'p:vfs_read x=%nosuchreg' > /tmp/kp.out 2> /tmp/kp.err || rc=$?
+  [ $rc -eq 1 ] || fail "a bad fetch argument exited $rc"
+  has /tmp/kp.err 'nosuchreg|Invalid|error_log' "the kernel's reason"
+  rc=0; kprobe p:vfs_read 'no_such_field == 1' > /tmp/kp.out 2> /tmp/kp.err || rc=$?
+  [ $rc -eq 1 ] || fail "a bad filter exited $rc"
+}
