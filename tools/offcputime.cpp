@@ -101,12 +101,7 @@ int offcputime_main(int argc, char** argv) {
     std::cerr << "offcputime: " << tracer.error().str() << "\n";
     return cli::kExitFailure;
   }
-  session::RunOptions r;
-  if (!o.folded) {
-    r.header = offcpu::header(o);
-    r.header += '\n';
-    r.before_report = "\n";
-  }
+  auto r = session::summary(offcpu::header(o), o.folded);
   r.duration = o.duration;
   r.poll_ms = 100;
   return session::run(*tracer, r);

@@ -96,12 +96,7 @@ int profile_main(int argc, char** argv) {
     std::cerr << "profile: " << profiler.error().str() << "\n";
     return cli::kExitFailure;
   }
-  session::RunOptions r;
-  if (!o.folded) {
-    r.header = profile::header(o);
-    r.header += '\n';
-    r.before_report = "\n";
-  }
+  auto r = session::summary(profile::header(o), o.folded);
   r.duration = o.duration;
   r.poll_ms = 250;
   return session::run(*profiler, r);

@@ -104,13 +104,10 @@ int stackcount_main(int argc, char** argv) {
       std::cerr << "stackcount: " << e.str() << "\n";
     return cli::kExitFailure;
   }
-  session::RunOptions r;
-  if (!o.folded) {
-    r.header = "Tracing " + std::to_string(counter->traced()) + " functions for \"" + o.pattern +
-               "\"... Hit Ctrl-C to end.\n";
-    r.before_report = "\n";
-    r.after_report = "Detaching...\n";
-  }
+  auto r = session::summary("Tracing " + std::to_string(counter->traced()) + " functions for \"" +
+                                 o.pattern + "\"... Hit Ctrl-C to end.",
+                             o.folded);
+  if (!o.folded) r.after_report = "Detaching...\n";
   r.duration = o.duration;
   r.interval = o.interval;
   r.timestamp = o.timestamp;

@@ -27,6 +27,16 @@ void print_report(Engine& e, const RunOptions& o) {
 
 }  // namespace
 
+RunOptions summary(const std::string& header, bool folded) {
+  RunOptions o;
+  if (!folded) {
+    o.header = header;
+    o.header += '\n';
+    o.before_report = "\n";
+  }
+  return o;
+}
+
 int run(Engine& e, const RunOptions& o) {
   cli::install_stop_handlers();
   if (!o.header.empty()) std::cout << o.header << std::flush;

@@ -72,6 +72,10 @@ struct RunOptions {
   bool prints_events = false;
 };
 
+// A bcc summary tool's run (profile, offcputime, stackcount): the header
+// line unless folded, a blank line before each report unless folded.
+RunOptions summary(const std::string& header, bool folded);
+
 // Runs engine e (already tracing) as o says and returns the tool's exit
 // code: 0, also after a stop signal; a failed write to stdout is reported
 // by cli::StdoutGuard, which sets the exit code.

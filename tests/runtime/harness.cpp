@@ -439,6 +439,26 @@ RunResult PerfToolsPeer::finish() {
   return run_->finish(60);
 }
 
+PeerRuns trace_with_peer(PerfToolsPeer& peer, const std::vector<std::string>& argv,
+                         const std::vector<std::string>& peer_args, Workload& w) {
+  PeerRuns r;
+  Running ours(argv);
+  if (!ours.wait_for_stdout("Ctrl-C to end.\n", 60)) {
+    ADD_FAILURE() << argv[0] << " printed no header";
+    return r;
+  }
+  if (!peer.start(peer_args)) {
+    ADD_FAILURE() << peer.why_not();
+    return r;
+  }
+  kill(w.pid(), SIGUSR1);
+  EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
+  r.theirs = peer.finish();
+  ours.signal(SIGINT);
+  r.ours = ours.finish(60);
+  return r;
+}
+
 void TracingTest::SetUp() {
   if (geteuid() != 0) GTEST_SKIP() << "needs root: tracefs and perf_event_open";
   before_ = tracefs_snapshot();

@@ -157,6 +157,17 @@ class PerfToolsPeer {
   pid_t cat_ = 0;
 };
 
+// Runs our tool (argv) and a perf-tools peer (peer_args) at the same time on
+// the same events: ours until its header says it traces ("Ctrl-C to end."),
+// then the peer until it reads; then the workload w goes (SIGUSR1) and
+// finishes ("done"), and both end as Ctrl-C ends them. Test failures are
+// reported through gtest; the results may then be empty.
+struct PeerRuns {
+  RunResult ours, theirs;
+};
+PeerRuns trace_with_peer(PerfToolsPeer& peer, const std::vector<std::string>& argv,
+                         const std::vector<std::string>& peer_args, Workload& w);
+
 // The CPU time process pid has used (user + system, /proc/PID/stat), seconds.
 double cpu_seconds(pid_t pid);
 

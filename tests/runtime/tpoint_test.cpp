@@ -238,14 +238,9 @@ TEST_F(TpointRuntime, SameEventsAsPerfToolsTpoint) {
   PerfToolsPeer peer("tpoint");
   if (!peer.usable()) GTEST_SKIP() << peer.why_not();
   Workload w("reads", {"101", "7"});
-  Running ours({tool_path("tpoint"), "-p", w.pid_str(), "syscalls:sys_enter_read"});
-  ASSERT_TRUE(ours.wait_for_stdout("Ctrl-C to end.\n", 60));
-  ASSERT_TRUE(peer.start({"-p", w.pid_str(), "syscalls:sys_enter_read"})) << peer.why_not();
-  kill(w.pid(), SIGUSR1);
-  ASSERT_TRUE(w.wait_line("done", 60));
-  auto theirs = peer.finish();
-  ours.signal(SIGINT);
-  auto mine = ours.finish(60);
+  auto [mine, theirs] = trace_with_peer(
+      peer, {tool_path("tpoint"), "-p", w.pid_str(), "syscalls:sys_enter_read"},
+      {"-p", w.pid_str(), "syscalls:sys_enter_read"}, w);
   ASSERT_EQ(mine.exit_code, 0) << mine.err;
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   std::map<std::string, int> a, b;

@@ -117,14 +117,8 @@ TEST_F(UprobeRuntime, SameEventsAsPerfToolsUprobe) {
   if (!peer.usable()) GTEST_SKIP() << peer.why_not();
   Workload w("calls", {"101"});
   const std::string def = "p:" + workload_path("calls") + ":work_unit i=%di:s64";
-  Running ours({tool_path("uprobe"), "-p", w.pid_str(), def});
-  ASSERT_TRUE(ours.wait_for_stdout("Ctrl-C to end.\n", 60));
-  ASSERT_TRUE(peer.start({"-p", w.pid_str(), def})) << peer.why_not();
-  kill(w.pid(), SIGUSR1);
-  ASSERT_TRUE(w.wait_line("done", 60));
-  auto theirs = peer.finish();
-  ours.signal(SIGINT);
-  auto mine = ours.finish(60);
+  auto [mine, theirs] =
+      trace_with_peer(peer, {tool_path("uprobe"), "-p", w.pid_str(), def}, {"-p", w.pid_str(), def}, w);
   ASSERT_EQ(mine.exit_code, 0) << mine.err;
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
   auto texts = [](const std::string& out) {

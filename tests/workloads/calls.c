@@ -17,13 +17,7 @@ __attribute__((noinline, noipa)) long work_unit(long i, long k) { return i * k +
 
 int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 997;
-  sigset_t go;
-  sigemptyset(&go);
-  sigaddset(&go, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &go, NULL);
-  say_ready();
-  int sig;
-  if (sigwait(&go, &sig) != 0) return 1;
+  if (ready_then_wait_for_go_signal() != 0) return 1;
   volatile long sum = 0;
   for (long i = 0; i < n; i++) sum += work_unit(i, 3);
   printf("done\n");

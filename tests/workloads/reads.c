@@ -35,13 +35,7 @@ int main(int argc, char** argv) {
   if (m < 1 || m > 4096) return 2;
   int fd = open("/dev/zero", O_RDONLY);
   if (fd < 0) return 1;
-  sigset_t go;
-  sigemptyset(&go);
-  sigaddset(&go, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &go, NULL);
-  say_ready();
-  int sig;
-  if (sigwait(&go, &sig) != 0) return 1;
+  if (ready_then_wait_for_go_signal() != 0) return 1;
   if (do_reads(fd, n, m) != n) return 1;
   printf("done\n");
   fflush(stdout);

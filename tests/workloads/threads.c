@@ -102,13 +102,7 @@ static void* thread_b(void* arg) {
 }
 
 int main(int argc, char** argv) {
-  sigset_t go;
-  sigemptyset(&go);
-  sigaddset(&go, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &go, NULL);
-  say_ready();
-  int sig;
-  if (sigwait(&go, &sig) != 0) return 1;
+  if (ready_then_wait_for_go_signal() != 0) return 1;
 
   pid_t p1 = fork();
   if (p1 == 0) {

@@ -7,6 +7,7 @@
 #ifndef TRACEKIT_WORKLOAD_H
 #define TRACEKIT_WORKLOAD_H
 
+#include <signal.h>
 #include <stdio.h>
 #include <time.h>
 #include <unistd.h>
@@ -20,6 +21,19 @@ static inline double now(void) {
 static inline void say_ready(void) {
   printf("ready %d\n", (int)getpid());
   fflush(stdout);
+}
+
+/* For workloads whose "go" is SIGUSR1 (not a byte on stdin, which would be
+ * one more read): blocks the signal, says ready, and waits for it. Returns
+ * 0, or -1 when sigwait fails. */
+static inline int ready_then_wait_for_go_signal(void) {
+  sigset_t go;
+  sigemptyset(&go);
+  sigaddset(&go, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &go, NULL);
+  say_ready();
+  int sig;
+  return sigwait(&go, &sig) == 0 ? 0 : -1;
 }
 
 /* syscall(nr, a, b, c), inline. */
