@@ -11,8 +11,8 @@
 // Why read(2) and not libtracefs' tracefs_cpu: tracefs_cpu_read is a read(2)
 // of this same file, 1.6.4 gives no access to its descriptor (poll() needs
 // one), and tracefs_cpu_buffered_read (splice) returns whole pages only, so
-// a quiet CPU's events would wait for a flush. Owning the descriptors keeps
-// this file free of tracefs.h too (see libtracefs.hpp).
+// a quiet CPU's events would wait for a flush. tracekit does not link
+// libtracefs: its control files are plain reads and writes (lib/tracefs).
 //
 // poll() on trace_pipe_raw reports readable only once the buffer is
 // buffer_percent full (default 50), so after poll() returns, ready or timed
