@@ -98,7 +98,7 @@ int stackcount_main(int argc, char** argv) {
     // Ctrl-C during setup (a long expansion): nothing was traced, nothing to
     // report; the run ends as a Ctrl-C'd one does.
     if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    if (e.message == stackcount::zero_matches_message(o.pattern))
+    if (e.kind == ErrorKind::kNoMatch)
       std::cerr << e.message << "\n";
     else
       std::cerr << "stackcount: " << e.str() << "\n";

@@ -113,7 +113,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
   if (!targets) return targets.error();
-  if (targets->empty()) return Error{0, zero_matches_message(o.pattern), {}, {}};
+  if (targets->empty()) return Error{0, zero_matches_message(o.pattern), {}, {}, ErrorKind::kNoMatch};
 
   auto impl = std::make_unique<Impl>();
   impl->o = o;

@@ -50,8 +50,8 @@ class Counter : public session::Engine {
   // the choices made (function tracer fallback, skipped functions, threads
   // that cannot be followed) go to warn. Error: a message naming the cause
   // ("no process with PID N" for a -p that does not exist); zero matches
-  // has zero_matches_message() as its message so that the tool can print
-  // bcc's message.
+  // has zero_matches_message() as its message and ErrorKind::kNoMatch, so
+  // that the tool can print bcc's message.
   static Result<Counter> start(const Options& o, std::ostream& warn);
   Counter(Counter&&) noexcept;
   ~Counter() override;

@@ -12,11 +12,19 @@
 
 namespace tracekit {
 
+// What kind of failure an Error is, where a caller acts on it (not only
+// prints it).
+enum class ErrorKind {
+  kFailure,  // anything else
+  kNoMatch,  // a pattern matched nothing (bcc tools print their own line)
+};
+
 struct Error {
   int err = 0;          // errno value, 0 when the failure is not a system error
   std::string message;  // what failed, e.g. "cannot open perf event"
   std::string path;     // the file or object touched, may be empty
   std::string hint;     // what the user can do, e.g. "run as root", may be empty
+  ErrorKind kind = ErrorKind::kFailure;
 
   // "message: path: strerror(err) (hint)", leaving out the empty parts.
   std::string str() const;
