@@ -34,6 +34,7 @@
 
 #include "ftrace/decode.hpp"
 #include "symbols/kallsyms.hpp"
+#include "util/fd.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::ftrace {
@@ -95,7 +96,7 @@ std::optional<size_t> kb_file(const std::string& path) {
 struct Reader::Impl {
   struct Cpu {
     int cpu = 0;
-    int fd = -1;
+    Fd fd;
     std::string stats;
     uint64_t lost_at_open = 0;
   };
@@ -108,16 +109,11 @@ struct Reader::Impl {
   std::vector<uint8_t> page;    // one sub-buffer
   size_t max_pages = 0;         // per CPU per poll()
 
-  ~Impl() {
-    for (auto& c : cpus)
-      if (c.fd >= 0) close(c.fd);
-  }
-
   // Reads and decodes cpu's pages until it is empty or max reads were done.
   size_t drain(Cpu& c, size_t max, const Callback& fn) {
     size_t handed = 0;
     for (size_t i = 0; i < max; ++i) {
-      ssize_t n = read(c.fd, page.data(), page.size());
+      ssize_t n = read(c.fd.get(), page.data(), page.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EAGAIN: empty
       handed += decoder->decode_page(c.cpu, {page.data(), static_cast<size_t>(n)}, fn);
@@ -182,11 +178,11 @@ Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& i
     c.cpu = cpu;
     std::string base = dir + "/per_cpu/cpu" + std::to_string(cpu);
     std::string path = base + "/trace_pipe_raw";
-    c.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (c.fd < 0) return Error::from_errno("cannot open a CPU's trace buffer", path, "root?");
+    c.fd = Fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+    if (!c.fd.valid()) return Error::from_errno("cannot open a CPU's trace buffer", path, "root?");
     c.stats = base + "/stats";
     c.lost_at_open = lost_events(c.stats);
-    impl->pollfds.push_back({c.fd, POLLIN, 0});
+    impl->pollfds.push_back({c.fd.get(), POLLIN, 0});
     impl->cpus.push_back(std::move(c));
   }
 

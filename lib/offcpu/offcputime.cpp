@@ -8,6 +8,7 @@
 
 #include "perf/sample.hpp"
 #include "report/stack_records.hpp"
+#include "tracefs/filter.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
@@ -147,7 +148,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   // records are side-band and not filtered. A perf tracepoint event takes
   // one filter for its life (ftrace_profile_set_filter() refuses a second
   // with EEXIST): set once, before anything else shares the rings.
-  std::string filter = o.tid   ? thread_filter("prev_pid", {*o.tid})
+  std::string filter = o.tid   ? tracefs::thread_filter("prev_pid", {*o.tid})
                        : o.pid ? kNeverFilter
                                : "prev_pid != 0";
   if (auto st = t.events_->set_filter(filter); !st) return st.error();

@@ -8,32 +8,13 @@
 #include <string_view>
 #include <vector>
 
+#include "util/fd.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::perf {
 
-// Owns one perf event file descriptor; closes it on destruction.
-class Fd {
- public:
-  Fd() = default;
-  explicit Fd(int fd) : fd_(fd) {}
-  Fd(Fd&& o) noexcept : fd_(o.release()) {}
-  Fd& operator=(Fd&& o) noexcept;
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  ~Fd();
-
-  int get() const { return fd_; }
-  int release() {
-    int f = fd_;
-    fd_ = -1;
-    return f;
-  }
-  bool valid() const { return fd_ >= 0; }
-
- private:
-  int fd_ = -1;
-};
+// perf event file descriptors are owned by tracekit::Fd (util/fd.hpp).
+using tracekit::Fd;
 
 // perf_event_open(2) with PERF_FLAG_FD_CLOEXEC. attr.size is filled in.
 // On failure the Error carries errno and a hint for the common causes:

@@ -21,17 +21,11 @@
 #include <vector>
 
 #include "probe/spec.hpp"
+#include "util/fd.hpp"
 
 namespace tracekit::probe {
 
 namespace {
-
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) close(fd);
-  }
-};
 
 struct ElfEnd {
   void operator()(Elf* e) const { elf_end(e); }
@@ -44,9 +38,9 @@ Result<ElfFunctions> elf_symbols(const std::string& path) {
   static const bool versioned = elf_version(EV_CURRENT) != EV_NONE;
   if (!versioned) return Error{0, "libelf is unusable", path, "elf_version failed"};
 
-  Fd fd{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) return Error::from_errno("cannot open", path);
-  std::unique_ptr<Elf, ElfEnd> elf(elf_begin(fd.fd, ELF_C_READ_MMAP, nullptr));
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return Error::from_errno("cannot open", path);
+  std::unique_ptr<Elf, ElfEnd> elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return Error{0, "not an ELF file", path, "give an executable or a shared library"};
 

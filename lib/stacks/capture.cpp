@@ -6,6 +6,7 @@
 #include <set>
 
 #include "perf/process_events.hpp"
+#include "tracefs/filter.hpp"
 #include "util/proc.hpp"
 
 namespace tracekit::stacks {
@@ -15,7 +16,7 @@ namespace {
 // "f" with " if " prefix for triggers, or "".
 std::string tid_filter(const std::vector<int>& tids) {
   if (tids.empty() || tids.size() > kMaxFilterThreads) return "";
-  return thread_filter("common_pid", tids);
+  return tracefs::thread_filter("common_pid", tids);
 }
 
 std::string cpu_mask(int cpu) {
@@ -62,12 +63,6 @@ perf_event_attr ring_owner(const perf_event_attr& like, bool dummy) {
 }
 
 }  // namespace
-
-std::string join_filters(const std::string& a, const std::string& b) {
-  if (a.empty()) return b;
-  if (b.empty()) return a;
-  return "(" + a + ") && (" + b + ")";
-}
 
 bool can_follow_forks(const std::function<bool(const std::string& rel)>& has, bool functions) {
   if (!has("set_event_pid") || !has("options/event-fork")) return false;
@@ -155,7 +150,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   }
 
   if (o.tid) filter = "common_pid == " + std::to_string(*o.tid);
-  filter = join_filters(filter, o.filter);
+  filter = tracefs::join_filters(filter, o.filter);
   const bool stack_option = o.stacks && o.stack_option && in.has("options/stacktrace");
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();

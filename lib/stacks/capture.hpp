@@ -60,9 +60,6 @@ struct CaptureOptions {
   std::string filter;
 };
 
-// "(a) && (b)" (either alone when the other is empty). Pure.
-std::string join_filters(const std::string& a, const std::string& b);
-
 // Filters naming more threads than this are not set in the kernel.
 inline constexpr size_t kMaxFilterThreads = 64;
 

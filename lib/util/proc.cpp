@@ -32,13 +32,4 @@ std::optional<int> tgid_of(int tid) {
   return std::nullopt;
 }
 
-std::string thread_filter(const std::string& field, const std::vector<int>& tids) {
-  std::string f;
-  for (int t : tids) {
-    if (!f.empty()) f += " || ";
-    f += field + " == " + std::to_string(t);
-  }
-  return f;
-}
-
 }  // namespace tracekit

@@ -13,7 +13,5 @@ bool process_exists(int id);
 std::vector<int> threads_of(int pid);
 // The process (thread group) of thread tid (/proc/TID/status "Tgid:").
 std::optional<int> tgid_of(int tid);
-// A tracepoint filter naming threads: "<field> == 5 || <field> == 6 ...".
-std::string thread_filter(const std::string& field, const std::vector<int>& tids);
 
 }  // namespace tracekit

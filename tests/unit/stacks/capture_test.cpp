@@ -1,5 +1,5 @@
-// The pure parts of stacks/capture: filters joined for one event, and which
-// tracefs files let an instance follow a process's forks.
+// The pure part of stacks/capture: which tracefs files let an instance
+// follow a process's forks.
 #include "stacks/capture.hpp"
 
 #include <gtest/gtest.h>
@@ -8,14 +8,6 @@
 
 namespace tracekit::stacks {
 namespace {
-
-TEST(CaptureTest, JoinFilters) {
-  EXPECT_EQ(join_filters("", ""), "");
-  EXPECT_EQ(join_filters("common_pid == 4", ""), "common_pid == 4");
-  EXPECT_EQ(join_filters("", "count < 3"), "count < 3");
-  EXPECT_EQ(join_filters("common_pid == 4", "count < 3 || fd == 0"),
-            "(common_pid == 4) && (count < 3 || fd == 0)");
-}
 
 TEST(CaptureTest, CanFollowForksNeedsThePidListsAndTheirForkOptions) {
   auto has_only = [](std::set<std::string> files) {
