@@ -36,7 +36,7 @@
 //   profile: missing required argument 'pattern'
 // followed by the USAGE synopsis lines only (not the option rows).
 //
-// Exit codes (TOOLS.md): 0 after -h/--help (usage on stdout); 2 for a usage
+// Exit codes (every tool's man page says them): 0 after -h/--help (usage on stdout); 2 for a usage
 // error (one line "tool: what is wrong" then the USAGE synopsis, on stderr);
 // tools use 1 for runtime failures.
 #pragma once

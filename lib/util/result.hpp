@@ -1,7 +1,7 @@
 // Error values for library code. Library functions never print or exit: they
 // return a Result<T> (a value or an Error) and only a tool's main decides what
-// to print and which exit code to use (STYLE.md: errors carry errno, the file
-// touched and a hint).
+// to print and which exit code to use. Errors carry errno, the file touched
+// and a hint.
 #pragma once
 
 #include <cassert>

@@ -17,7 +17,7 @@ namespace tracekit::testing {
 namespace {
 
 // 80 syscall tracepoints on this kernel: each trigger and event costs the
-// kernel a synchronisation to detach (KERNEL-NOTES), seconds in all.
+// kernel a synchronisation (an RCU grace period) to detach, seconds in all.
 const char* kManyEvents = "t:syscalls:sys_enter_[a-f]*";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
