@@ -161,8 +161,8 @@ unsigned long cpu0_idle_ticks() {
 
 TEST_F(ProfileRuntime, IdleOnlyWithDashI) {
   // CPU 0 only: on this kernel an idle CPU 1 takes no cpu-clock samples
-  // (a tickless idle CPU is not sampled). The truth is how long CPU 0 was idle meanwhile: a
-  // machine busy with other work may leave it none.
+  // (a tickless idle CPU is not sampled). The truth is how long CPU 0 was
+  // idle meanwhile: a machine busy with other work may leave it none.
   unsigned long idle0 = cpu0_idle_ticks();
   auto idle = profile({"-I", "-K", "-f", "-F", "99", "-C", "0", "2"});
   unsigned long idle_ticks = cpu0_idle_ticks() - idle0;
