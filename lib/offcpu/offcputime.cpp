@@ -130,9 +130,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   attr.comm_exec = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
-  attr.exclude_callchain_user = o.kernel_stacks_only;
-  attr.exclude_callchain_kernel = o.user_stacks_only;
-  attr.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
+  perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
   attr.watermark = 1;
   attr.wakeup_watermark = kRingPages * 4096 / 4;
   // FORK, MMAP2: mappings of processes gone by the time their stacks are
@@ -142,7 +140,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!events) return events.error();
   t.events_.emplace(std::move(*events));
   t.process_ = std::make_unique<perf::ProcessEvents>(*t.names_, *t.user_syms_, attr);
-  t.max_stack_ = attr.sample_max_stack;
+  t.cut_ = perf::CutStacks(attr.sample_max_stack);
   t.sample_type_ = attr.sample_type;
   // Only the switch-outs of the traced threads are sampled; the switch-in
   // records are side-band and not filtered. A perf tracepoint event takes
@@ -273,7 +271,7 @@ void Tracer::switched_out(const perf::Sample& smp) {
     counted = is_kernel_thread(e.tid) == opts_.kernel_threads_only;
   if (counted) {
     auto chains = perf::split_callchain(smp.callchain);
-    if (perf::truncated(chains, max_stack_)) ++truncated_;
+    cut_.note(chains);
     e.counted = true;
     e.start.time = smp.time;
     e.start.tgid = smp.pid;
@@ -342,9 +340,7 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
         << " scheduler events lost (ring buffer overflow); the periods around them were not "
            "counted.\n";
   if (undecodable_ > 0) err << "WARNING: " << undecodable_ << " records could not be decoded.\n";
-  if (truncated_ > 0)
-    err << "WARNING: " << truncated_ << " stacks were cut at " << max_stack_
-        << " frames (kernel.perf_event_max_stack).\n";
+  cut_.warn(err);
 }
 
 }  // namespace tracekit::offcpu

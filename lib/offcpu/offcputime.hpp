@@ -114,8 +114,7 @@ class Tracer : public session::Engine {
   perf::FollowedThreads followed_;  // -p: late threads (see perf/follow.hpp)
   uint64_t sample_type_ = 0;        // of every event sharing the rings
   uint64_t lost_ = 0;
-  uint16_t max_stack_ = 0;
-  uint64_t truncated_ = 0;  // callchains cut at max_stack_
+  perf::CutStacks cut_;
   uint64_t undecodable_ = 0;
 };
 

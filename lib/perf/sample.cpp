@@ -8,7 +8,10 @@
 // aligned record.
 #include "perf/sample.hpp"
 
+#include <algorithm>
 #include <cstring>
+
+#include "perf/event.hpp"
 
 namespace tracekit::perf {
 
@@ -242,6 +245,20 @@ bool decode_sample_id(uint64_t sample_type, std::span<const uint8_t> record, Sam
       !(sample_type & PERF_SAMPLE_ID))
     out.id = identifier;
   return true;
+}
+
+void request_callchains(perf_event_attr& attr, bool kernel, bool user) {
+  attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
+  attr.exclude_callchain_kernel = !kernel;
+  attr.exclude_callchain_user = !user;
+  attr.sample_max_stack = static_cast<uint16_t>(std::min(max_stack(), 127));
+}
+
+void CutStacks::warn(std::ostream& err) {
+  if (n_ > 0)
+    err << "WARNING: " << n_ << " stacks were cut at " << max_
+        << " frames (kernel.perf_event_max_stack).\n";
+  n_ = 0;
 }
 
 }  // namespace tracekit::perf

@@ -7,6 +7,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <ostream>
 #include <span>
 #include <string_view>
 
@@ -56,6 +57,28 @@ Chains split_callchain(std::span<const uint64_t> chain);
 inline bool truncated(const Chains& c, uint16_t max_stack) {
   return max_stack > 0 && c.kernel.size() + c.user.size() >= max_stack;
 }
+
+// Asks attr for callchains (PERF_SAMPLE_CALLCHAIN) of the kernel side, the
+// user side or both, at most min(kernel.perf_event_max_stack, 127) frames.
+void request_callchains(perf_event_attr& attr, bool kernel, bool user);
+
+// Callchains the kernel cut at sample_max_stack: counted per sample, and
+// reported once per report.
+class CutStacks {
+ public:
+  explicit CutStacks(uint16_t max_stack = 0) : max_(max_stack) {}
+  void note(const Chains& c) {
+    if (truncated(c, max_)) ++n_;
+  }
+  uint64_t count() const { return n_; }
+  // "WARNING: N stacks were cut at M frames (kernel.perf_event_max_stack)."
+  // when some were; then counts from zero again.
+  void warn(std::ostream& err);
+
+ private:
+  uint16_t max_ = 0;
+  uint64_t n_ = 0;
+};
 
 // The side-band decoders below return false when the record is of another
 // type or too short; a COMM whose name has no terminating NUL is too short.

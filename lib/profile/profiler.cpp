@@ -127,9 +127,7 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   attr.comm = 1;
   attr.comm_exec = 1;
   attr.task = 1;
-  attr.exclude_callchain_kernel = o.user_only;
-  attr.exclude_callchain_user = o.kernel_only;
-  attr.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
+  perf::request_callchains(attr, !o.user_only, !o.kernel_only);
   // Wake the reader when a quarter of the ring is used; poll() timeouts drain
   // the rest, so low rates are still read promptly.
   attr.watermark = 1;
@@ -155,7 +153,7 @@ Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event
       user_syms_(std::make_unique<symbols::UserSymbols>()),
       process_(std::make_unique<perf::ProcessEvents>(*names_, *user_syms_, attr)),
       counts_(o.stack_storage, o.hash_storage),
-      max_stack_(attr.sample_max_stack) {}
+      cut_(attr.sample_max_stack) {}
 
 bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
   if (tid == 0 && !opts_.include_idle) return false;
@@ -177,7 +175,7 @@ void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const 
   if (!wanted(s.pid, s.tid)) return;
   ++samples_;
   auto chains = perf::split_callchain(s.callchain);
-  if (perf::truncated(chains, max_stack_)) ++truncated_;
+  cut_.note(chains);
   if (!opts_.kernel_only && s.pid != 0 && !chains.user.empty())
     user_syms_->note_process(static_cast<pid_t>(s.pid));
   std::optional<std::span<const uint64_t>> kernel, user;
@@ -210,9 +208,7 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.kernel_symbols = !opts_.user_only;
   report::print_stack_report(out, err, counts_, user_syms_.get(), p);
   if (events_.lost() > 0) err << lost_warning(opts_, events_.lost());
-  if (truncated_ > 0)
-    err << "WARNING: " << truncated_ << " stacks were cut at " << max_stack_
-        << " frames (kernel.perf_event_max_stack).\n";
+  cut_.warn(err);
 }
 
 }  // namespace tracekit::profile

@@ -18,6 +18,7 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "perf/per_cpu.hpp"
+#include "perf/sample.hpp"
 #include "perf/process_events.hpp"
 #include "perf/task_names.hpp"
 #include "symbols/user.hpp"
@@ -95,8 +96,7 @@ class Profiler : public session::Engine {
   std::unique_ptr<perf::ProcessEvents> process_;
   aggregate::StackCounts counts_;
   uint64_t samples_ = 0;
-  uint16_t max_stack_ = 0;
-  uint64_t truncated_ = 0;  // callchains cut at max_stack_
+  perf::CutStacks cut_;
 };
 
 }  // namespace tracekit::profile

@@ -39,7 +39,7 @@ struct Counter::Impl {
   std::unordered_map<uint32_t, uint32_t> tgid_cache;
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
-  uint64_t truncated = 0;  // perf callchains cut at sample_max_stack
+  perf::CutStacks cut;  // perf callchains cut at sample_max_stack
 
   uint32_t tgid(uint32_t tid) {
     auto it = tgid_cache.find(tid);
@@ -79,7 +79,7 @@ struct Counter::Impl {
     if (!perf::decode_sample(perf->attr().sample_type, rec, s)) return;
     if (perf->duplicate(s)) return;
     auto chains = perf::split_callchain(s.callchain);
-    if (perf::truncated(chains, perf->attr().sample_max_stack)) ++truncated;
+    cut.note(chains);
     std::optional<std::span<const uint64_t>> kernel, user;
     if (kernel_stacks) kernel = chains.kernel;
     if (user_stacks) {
@@ -163,6 +163,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     auto c = stacks::PerfCapture::start(*impl->probes, co, want_kernel, want_user);
     if (!c) return c.error();
     impl->perf.emplace(std::move(*c));
+    impl->cut = perf::CutStacks(impl->perf->attr().sample_max_stack);
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
                                                           impl->perf->attr());
     if (auto st = impl->perf->events().enable(); !st) return st.error();
@@ -231,11 +232,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
         << " events lost: the ring buffer was full; the counts are short by that much.\n";
     m.lost_reported = lost;
   }
-  if (m.truncated > 0) {
-    err << "WARNING: " << m.truncated << " stacks were cut at "
-        << m.perf->attr().sample_max_stack << " frames (kernel.perf_event_max_stack).\n";
-    m.truncated = 0;
-  }
+  m.cut.warn(err);
 }
 
 }  // namespace tracekit::stackcount

@@ -225,9 +225,7 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     a.sample_period = 1;
     a.sample_type = kSampleType;
     a.disabled = 1;
-    a.exclude_callchain_kernel = !kernel_stacks;
-    a.exclude_callchain_user = !user_stacks;
-    a.sample_max_stack = static_cast<uint16_t>(std::min(perf::max_stack(), 127));
+    perf::request_callchains(a, kernel_stacks, user_stacks);
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
     a.sample_id_all = 1;
