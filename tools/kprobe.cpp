@@ -8,7 +8,7 @@
 #include "events/tool.hpp"
 #include "probe/definition.hpp"
 #include "probe/spec.hpp"
-#include "stacks/probes.hpp"
+#include "session/trace_session.hpp"
 #include "tools.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
@@ -64,7 +64,6 @@ int kprobe_main(int argc, char** argv) {
                                           " is not in available_filter_functions (not a "
                                           "function, inlined, or not traceable)",
                               {}, "check the name in /proc/kallsyms; -F probes it anyway"});
-  if (auto st = events::sweep(*dir, "kprobe"); !st) return events::fail("kprobe", st.error());
 
   probe::Target t;
   t.kind = def->is_return ? probe::Kind::kKernelReturn : probe::Kind::kKernel;
@@ -76,9 +75,10 @@ int kprobe_main(int argc, char** argv) {
   }
   t.event_name = def->event_name();
   t.fetchargs = def->fetchargs;
-  auto probes = stacks::Probes::create(*dir, {t}, /*function_tracer=*/false);
-  if (!probes) return events::fail("kprobe", probes.error());
-  return events::view_or_trace(*dir, std::move(*probes), o, "kprobe " + t.event_name);
+  auto trace = session::TraceSession::create(*dir, "kprobe", {t}, /*function_tracer=*/false,
+                                             std::cerr);
+  if (!trace) return events::fail("kprobe", trace.error());
+  return events::view_or_trace(std::move(*trace), o, "kprobe " + t.event_name);
 }
 
 }  // namespace tracekit::tools

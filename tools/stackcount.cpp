@@ -71,12 +71,12 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
     o.duration = duration;
   }
   if (backend == "ftrace")
-    o.backend = stacks::Backend::kFtrace;
+    o.backend = session::Backend::kFtrace;
   else if (backend == "perf")
-    o.backend = stacks::Backend::kPerf;
+    o.backend = session::Backend::kPerf;
   else if (backend != "auto")
     return cmd.usage_error("unknown backend '" + backend + "': ftrace or perf");
-  if (o.backend == stacks::Backend::kFtrace && o.user_only)
+  if (o.backend == session::Backend::kFtrace && o.user_only)
     return cmd.usage_error("user stacks (-U) need the perf backend");
   auto spec = probe::parse_spec(o.pattern);
   if (!spec) return cmd.usage_error(spec.error().str());

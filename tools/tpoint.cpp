@@ -8,7 +8,7 @@
 #include "cli/signals.hpp"
 #include "events/tool.hpp"
 #include "probe/spec.hpp"
-#include "stacks/probes.hpp"
+#include "session/trace_session.hpp"
 #include "tools.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
@@ -69,11 +69,10 @@ int tpoint_main(int argc, char** argv) {
   if (targets->empty())
     return events::fail("tpoint", Error{ENOENT, "tracepoint " + o.definition + " not found", {},
                                         "list them with tpoint -l"});
-  if (!o.view)
-    if (auto st = events::sweep(*dir, "tpoint"); !st) return events::fail("tpoint", st.error());
-  auto probes = stacks::Probes::create(*dir, *targets, /*function_tracer=*/false);
-  if (!probes) return events::fail("tpoint", probes.error());
-  return events::view_or_trace(*dir, std::move(*probes), o, o.definition);
+  auto trace = session::TraceSession::create(*dir, "tpoint", *targets, /*function_tracer=*/false,
+                                             std::cerr);
+  if (!trace) return events::fail("tpoint", trace.error());
+  return events::view_or_trace(std::move(*trace), o, o.definition);
 }
 
 }  // namespace tracekit::tools

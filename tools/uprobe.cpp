@@ -11,7 +11,7 @@
 #include "events/tool.hpp"
 #include "probe/definition.hpp"
 #include "probe/spec.hpp"
-#include "stacks/probes.hpp"
+#include "session/trace_session.hpp"
 #include "tools.hpp"
 #include "tracefs/tracing_dir.hpp"
 
@@ -110,7 +110,6 @@ int uprobe_main(int argc, char** argv) {
   if (!offset) return events::fail("uprobe", offset.error());
   auto dir = tracefs::tracing_dir();
   if (!dir) return events::fail("uprobe", dir.error());
-  if (auto st = events::sweep(*dir, "uprobe"); !st) return events::fail("uprobe", st.error());
 
   probe::Target t;
   t.kind = def->is_return ? probe::Kind::kUserReturn : probe::Kind::kUser;
@@ -119,13 +118,14 @@ int uprobe_main(int argc, char** argv) {
   t.offset = *offset;
   t.event_name = def->event_name();
   t.fetchargs = def->fetchargs;
-  auto probes = stacks::Probes::create(*dir, {t}, /*function_tracer=*/false);
-  if (!probes) return events::fail("uprobe", probes.error());
+  auto trace = session::TraceSession::create(*dir, "uprobe", {t}, /*function_tracer=*/false,
+                                             std::cerr);
+  if (!trace) return events::fail("uprobe", trace.error());
   char where[64];
   std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(*offset));
   std::string detail = std::string(def->is_return ? "r:" : "p:") + t.event_name + " " + *path +
                        where + (t.fetchargs.empty() ? "" : " " + t.fetchargs);
-  return events::view_or_trace(*dir, std::move(*probes), o, "uprobe " + t.event_name, detail);
+  return events::view_or_trace(std::move(*trace), o, "uprobe " + t.event_name, detail);
 }
 
 }  // namespace tracekit::tools

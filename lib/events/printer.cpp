@@ -13,7 +13,7 @@
 
 #include "cli/signals.hpp"
 #include "output/event_text.hpp"
-#include "stacks/capture.hpp"
+#include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
 #include "util/strings.hpp"
 
@@ -44,8 +44,8 @@ struct Printer::Impl {
   Options o;
   std::string tracing_dir;
   std::ostream* out = nullptr;
-  std::optional<stacks::Probes> probes;  // destroyed after the capture
-  std::optional<stacks::FtraceCapture> capture;
+  std::optional<session::TraceSession> trace;
+  session::FtraceCapture* capture = nullptr;  // trace's reader
   symbols::KernelSymbols ksyms;
   std::unordered_map<int, std::string> cmdlines;  // saved_cmdlines, reread on a miss
   std::optional<output::EventText> text;
@@ -87,8 +87,9 @@ Printer::Printer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Printer::Printer(Printer&&) noexcept = default;
 Printer::~Printer() = default;
 
-Result<Printer> Printer::start(const std::string& tracing_dir, stacks::Probes probes,
-                               const Options& o, std::ostream& out, std::ostream& warn) {
+Result<Printer> Printer::start(session::TraceSession trace, const Options& o, std::ostream& out,
+                               std::ostream& warn) {
+  const std::string tracing_dir = trace.tracing_dir();
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->tracing_dir = tracing_dir;
@@ -100,22 +101,17 @@ Result<Printer> Printer::start(const std::string& tracing_dir, stacks::Probes pr
     else
       warn << o.tool << ": kernel symbols unavailable: " << k.error().str() << "\n";
   }
-  impl->probes.emplace(std::move(probes));
+  impl->trace.emplace(std::move(trace));
 
-  stacks::CaptureOptions co;
+  session::CaptureOptions co;
   co.pid = o.pid;
   co.tid = o.tid;
   co.filter = o.filter;
   co.stacks = o.stacks;
   co.stack_option = true;
   if (o.buffered) co.buffer_kb = kBufferedKb;
-  auto c = stacks::FtraceCapture::start(tracing_dir, *impl->probes, co);
-  if (!c) return c.error();
-  impl->capture.emplace(std::move(*c));
-  if (o.pid && !impl->capture->follows_new_threads())
-    warn << o.tool << ": this kernel's tracefs cannot follow forks (no set_event_pid or "
-            "options/event-fork): threads PID "
-         << *o.pid << " starts from now on are not traced\n";
+  if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
+  impl->capture = impl->trace->ftrace();
   impl->header = header_of(impl->capture->instance().path() + "/trace");
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "session/run.hpp"
-#include "stacks/probes.hpp"
+#include "session/trace_session.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::events {
@@ -36,11 +36,11 @@ inline constexpr size_t kBufferedKb = 8192;
 
 class Printer : public session::Engine {
  public:
-  // Takes the run's probes (created by the tool) and starts tracing their
-  // events. Error: no such PID/TID, or a setting the kernel refused (a bad
-  // filter: with the kernel's error_log line).
-  static Result<Printer> start(const std::string& tracing_dir, stacks::Probes probes,
-                               const Options& o, std::ostream& out, std::ostream& warn);
+  // Takes the run's trace session (its probes created by the tool) and
+  // starts tracing their events. Error: no such PID/TID, or a setting the
+  // kernel refused (a bad filter: with the kernel's error_log line).
+  static Result<Printer> start(session::TraceSession trace, const Options& o, std::ostream& out,
+                               std::ostream& warn);
   Printer(Printer&&) noexcept;
   ~Printer() override;
 

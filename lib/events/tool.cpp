@@ -6,7 +6,6 @@
 
 #include "cli/signals.hpp"
 #include "session/run.hpp"
-#include "tracefs/leftovers.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::events {
@@ -54,21 +53,18 @@ int fail(const std::string& tool, const Error& e) {
   return cli::kExitFailure;
 }
 
-Status sweep(const std::string& tracing_dir, const std::string& tool) {
-  return tracefs::sweep_dead_runs(tracing_dir, tool, std::cerr, cli::stop_requested);
-}
-
-int view_or_trace(const std::string& tracing_dir, stacks::Probes probes, const ToolOptions& o,
-                  const std::string& what, const std::string& detail) {
+int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
+                  const std::string& detail) {
   if (o.view) {
-    for (const auto& e : probes.events()) {
-      auto format = read_file(tracing_dir + "/events/" + e.system + "/" + e.event + "/format");
+    for (const auto& e : trace.probes().events()) {
+      auto format =
+          read_file(trace.tracing_dir() + "/events/" + e.system + "/" + e.event + "/format");
       if (!format) return fail(o.ev.tool, format.error());
       std::cout << *format;
     }
     return cli::kExitOk;
   }
-  auto printer = Printer::start(tracing_dir, std::move(probes), o.ev, std::cout, std::cerr);
+  auto printer = Printer::start(std::move(trace), o.ev, std::cout, std::cerr);
   if (!printer) return fail(o.ev.tool, printer.error());
   session::RunOptions r;
   std::ostringstream h;

@@ -8,7 +8,7 @@
 
 #include "cli/command.hpp"
 #include "events/printer.hpp"
-#include "stacks/probes.hpp"
+#include "session/trace_session.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::events {
@@ -41,17 +41,13 @@ class SharedOptions {
   std::optional<std::string> definition_, filter_;
 };
 
-// Removes what dead runs left (a message per run), as every tool does first.
-// Error: EINTR when Ctrl-C ended it.
-Status sweep(const std::string& tracing_dir, const std::string& tool);
-
-// -v: prints the format file of every event of probes. Otherwise traces
+// -v: prints the format file of every event of the session's probes. Otherwise traces
 // them under perf-tools' header: "Tracing WHAT (DETAIL). Ctrl-C to end."
 // ("(DETAIL)" only when detail is not empty), or "Tracing WHAT for SECS
 // seconds (buffered)..." with -d; then the events, then "Ending tracing...".
 // Returns the exit code (errors are printed, "TOOL: ...").
-int view_or_trace(const std::string& tracing_dir, stacks::Probes probes, const ToolOptions& o,
-                  const std::string& what, const std::string& detail = "");
+int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
+                  const std::string& detail = "");
 
 // "TOOL: message" on stderr; the runtime failure exit code (0 for an EINTR
 // after Ctrl-C: the run ends as any Ctrl-C'd run does).

@@ -9,6 +9,7 @@
 #include "perf/sample.hpp"
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
+#include "session/trace_session.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
@@ -28,11 +29,11 @@ struct Counter::Impl {
   Options o;
   bool user_stacks = false;
   bool kernel_stacks = false;
-  // Declaration order is destruction order reversed: captures go before the
-  // probes they read.
-  std::optional<stacks::Probes> probes;
-  std::optional<stacks::FtraceCapture> ftrace;
-  std::optional<stacks::PerfCapture> perf;
+  // What the run created in the kernel, and the reader it reads through
+  // (owned by trace; one of the two).
+  std::optional<session::TraceSession> trace;
+  session::FtraceCapture* ftrace = nullptr;
+  session::PerfCapture* perf = nullptr;
   std::unique_ptr<symbols::UserSymbols> user_syms = std::make_unique<symbols::UserSymbols>();
   perf::TaskNames names;
   std::unique_ptr<perf::ProcessEvents> process;  // perf backend: COMM, FORK, MMAP2
@@ -103,9 +104,6 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return ok.error();
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
-  if (auto st = tracefs::sweep_dead_runs(*dir, "stackcount", warn, cli::stop_requested); !st)
-    return st.error();
-
   auto spec = probe::parse_spec(o.pattern);
   if (!spec) return spec.error();
   probe::ExpandOptions eo;
@@ -117,22 +115,22 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
 
   auto impl = std::make_unique<Impl>();
   impl->o = o;
-  auto probes = stacks::Probes::create(*dir, *targets, /*function_tracer=*/true);
-  if (!probes) return probes.error();
-  impl->probes.emplace(std::move(*probes));
-  for (const auto& s : impl->probes->skipped()) warn << "stackcount: skipped " << s << "\n";
+  auto trace = session::TraceSession::create(*dir, "stackcount", *targets,
+                                             /*function_tracer=*/true, warn);
+  if (!trace) return trace.error();
+  impl->trace.emplace(std::move(*trace));
 
   // Which stacks, from where.
   bool want_user = !o.kernel_only;
   bool want_kernel = !o.user_only;
-  stacks::Backend backend = o.backend;
-  bool needs_ftrace = !impl->probes->functions().empty();
-  if (needs_ftrace && backend == stacks::Backend::kPerf)
+  session::Backend backend = o.backend;
+  bool needs_ftrace = !impl->trace->probes().functions().empty();
+  if (needs_ftrace && backend == session::Backend::kPerf)
     return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
                  "it has no kprobes; the function tracer needs --backend ftrace"};
-  if (backend == stacks::Backend::kAuto)
-    backend = (want_user && !needs_ftrace) ? stacks::Backend::kPerf : stacks::Backend::kFtrace;
-  if (backend == stacks::Backend::kFtrace && want_user) {
+  if (backend == session::Backend::kAuto)
+    backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
+  if (backend == session::Backend::kFtrace && want_user) {
     if (o.user_only)
       return Error{0, "user stacks (-U) need the perf backend", {},
                    needs_ftrace ? "kernel functions on this kernel can only be traced by the "
@@ -147,22 +145,16 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   impl->kernel_stacks = want_kernel;
   impl->user_stacks = want_user;
 
-  stacks::CaptureOptions co;
+  session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
-  if (backend == stacks::Backend::kFtrace) {
+  if (backend == session::Backend::kFtrace) {
     co.stacks = want_kernel;
-    auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
-    if (!c) return c.error();
-    impl->ftrace.emplace(std::move(*c));
-    if (!impl->ftrace->follows_new_threads())
-      warn << "stackcount: this kernel's tracefs cannot follow forks (no set_event_pid or "
-              "options/event-fork): threads PID "
-           << *o.pid << " starts from now on are not traced\n";
+    if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
+    impl->ftrace = impl->trace->ftrace();
   } else {
-    auto c = stacks::PerfCapture::start(*impl->probes, co, want_kernel, want_user);
-    if (!c) return c.error();
-    impl->perf.emplace(std::move(*c));
+    if (auto st = impl->trace->read_with_perf(co, want_kernel, want_user); !st) return st.error();
+    impl->perf = impl->trace->perf();
     impl->cut = perf::CutStacks(impl->perf->attr().sample_max_stack);
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
                                                           impl->perf->attr());
@@ -171,7 +163,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   return Counter(std::move(impl));
 }
 
-size_t Counter::traced() const { return impl_->probes->size(); }
+size_t Counter::traced() const { return impl_->trace->probes().size(); }
 
 void Counter::poll(int timeout_ms) {
   Impl& m = *impl_;

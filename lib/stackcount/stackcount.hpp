@@ -1,7 +1,7 @@
 // stackcount: count events by stack (bcc's stackcount, without BPF).
 //
 // The pattern expands to probe targets (lib/probe), which become kernel
-// events (lib/stacks/probes). Kernel stacks only (-K): a private tracefs
+// events (lib/session/probes). Kernel stacks only (-K): a private tracefs
 // instance with a stacktrace trigger per event, read raw (FtraceCapture).
 // User stacks (the default, kernel + user, as bcc): perf_event_open on the
 // same events with PERF_SAMPLE_CALLCHAIN (PerfCapture). --backend forces
@@ -20,7 +20,7 @@
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
 #include "session/run.hpp"
-#include "stacks/capture.hpp"
+#include "session/capture.hpp"
 #include "symbols/user.hpp"
 #include "util/result.hpp"
 
@@ -40,7 +40,7 @@ struct Options {
   bool verbose = false;              // -v
   bool delimited = false;            // -d
   bool folded = false;               // -f
-  stacks::Backend backend = stacks::Backend::kAuto;
+  session::Backend backend = session::Backend::kAuto;
   std::string pattern;
 };
 

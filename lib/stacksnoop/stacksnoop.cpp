@@ -12,7 +12,7 @@
 #include "ftrace/reader.hpp"
 #include "output/snoop.hpp"
 #include "probe/spec.hpp"
-#include "stacks/capture.hpp"
+#include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -24,8 +24,8 @@ namespace tracekit::stacksnoop {
 struct Snooper::Impl {
   Options o;
   std::ostream* out = nullptr;
-  std::optional<stacks::Probes> probes;  // destroyed after the capture
-  std::optional<stacks::FtraceCapture> capture;
+  std::optional<session::TraceSession> trace;
+  session::FtraceCapture* capture = nullptr;  // trace's reader
   symbols::KernelSymbols ksyms;
   std::unordered_map<int, std::string> comms;
   std::vector<output::Frame> frames;
@@ -80,8 +80,6 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
     return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
-  if (auto st = tracefs::sweep_dead_runs(*dir, "stacksnoop", warn, cli::stop_requested); !st)
-    return st.error();
   auto spec = probe::parse_spec(o.spec);
   if (!spec) return spec.error();
   probe::ExpandOptions eo;
@@ -100,21 +98,16 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
     impl->ksyms = std::move(*k);
   else
     warn << "stacksnoop: kernel symbols unavailable: " << k.error().str() << "\n";
-  auto probes = stacks::Probes::create(*dir, *targets, /*function_tracer=*/true);
-  if (!probes) return probes.error();
-  impl->probes.emplace(std::move(*probes));
-  for (const auto& s : impl->probes->skipped()) warn << "stacksnoop: skipped " << s << "\n";
+  auto trace = session::TraceSession::create(*dir, "stacksnoop", *targets,
+                                             /*function_tracer=*/true, warn);
+  if (!trace) return trace.error();
+  impl->trace.emplace(std::move(*trace));
 
-  stacks::CaptureOptions co;
+  session::CaptureOptions co;
   co.pid = o.pid;
   if (o.buffered_secs) co.buffer_kb = kBufferedKb;
-  auto c = stacks::FtraceCapture::start(*dir, *impl->probes, co);
-  if (!c) return c.error();
-  impl->capture.emplace(std::move(*c));
-  if (!impl->capture->follows_new_threads())
-    warn << "stacksnoop: this kernel's tracefs cannot follow forks (no set_event_pid or "
-            "options/event-fork): threads PID "
-         << *o.pid << " starts from now on are not traced\n";
+  if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
+  impl->capture = impl->trace->ftrace();
   return Snooper(std::move(impl));
 }
 

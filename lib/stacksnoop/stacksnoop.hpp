@@ -1,7 +1,7 @@
 // stacksnoop: print the kernel stack of every event (bcc's stacksnoop).
 //
-// The spec becomes kernel events (lib/stacks/probes) read from a private
-// tracefs instance with a stacktrace trigger (lib/stacks/capture), raw, per
+// The spec becomes kernel events (lib/session/probes) read from a private
+// tracefs instance with a stacktrace trigger (lib/session/capture), raw, per
 // CPU. Live by default: each event is printed as it is read. Buffered (-d
 // SECS, perf-tools' mode): the buffer is enlarged, nothing is read while
 // tracing, and everything is read and printed once at the end; events the

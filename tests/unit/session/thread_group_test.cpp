@@ -1,15 +1,15 @@
 // ThreadGroup (which tasks are threads of the process) and ThreadFilter
 // (events in, the threads' events out, in order, some a pass late), with a
 // fake /proc.
-#include "stacks/thread_group.hpp"
+#include "session/thread_group.hpp"
 
 #include <gtest/gtest.h>
 
 #include <map>
 
-#include "stacks/capture.hpp"
+#include "session/capture.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 namespace {
 
 using V = ThreadGroup::Verdict;
@@ -198,4 +198,4 @@ TEST(CanFollowForksTest, NeedsTheListsAndTheirForkOptions) {
 }
 
 }  // namespace
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

@@ -1,4 +1,4 @@
-#include "stacks/capture.hpp"
+#include "session/capture.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,7 +9,7 @@
 #include "tracefs/filter.hpp"
 #include "util/proc.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 namespace {
 
@@ -261,4 +261,4 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   return c;
 }
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

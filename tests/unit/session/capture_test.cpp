@@ -1,12 +1,12 @@
-// The pure part of stacks/capture: which tracefs files let an instance
+// The pure part of session/capture: which tracefs files let an instance
 // follow a process's forks.
-#include "stacks/capture.hpp"
+#include "session/capture.hpp"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 namespace {
 
 TEST(CaptureTest, CanFollowForksNeedsThePidListsAndTheirForkOptions) {
@@ -24,4 +24,4 @@ TEST(CaptureTest, CanFollowForksNeedsThePidListsAndTheirForkOptions) {
 }
 
 }  // namespace
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

@@ -36,7 +36,7 @@
 
 #include "ftrace/reader.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 // CLONE_THREAD of <linux/sched.h>: the new task shares the thread group.
 inline constexpr uint64_t kCloneThread = 0x00010000;
@@ -110,4 +110,4 @@ class ThreadFilter {
   std::deque<Held> held_;
 };
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

@@ -1,6 +1,6 @@
-#include "stacks/thread_group.hpp"
+#include "session/thread_group.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 namespace {
 
@@ -100,4 +100,4 @@ void ThreadFilter::release(const Callback& fn, int min_passes, bool force) {
   }
 }
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

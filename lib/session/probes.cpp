@@ -1,4 +1,4 @@
-#include "stacks/probes.hpp"
+#include "session/probes.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -6,7 +6,7 @@
 
 #include "util/strings.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 namespace {
 
@@ -105,4 +105,4 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
   return p;
 }
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

@@ -13,7 +13,7 @@
 #include "tracefs/dynamic_events.hpp"
 #include "util/result.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 // A trace event to read: a tracepoint, or a probe created for a target.
 struct TraceEvent {
@@ -54,4 +54,4 @@ class Probes {
   std::vector<std::string> skipped_;
 };
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session

@@ -13,7 +13,7 @@
 //    the function tracer) holds the process's threads, and options/event-fork
 //    (function-fork) makes the kernel add every task they create, at fork,
 //    before it first runs. That admits child processes too: ThreadFilter
-//    (stacks/thread_group.hpp) keeps the threads' events, from
+//    (session/thread_group.hpp) keeps the threads' events, from
 //    task:task_newtask records traced in the same instance. A stacktrace
 //    trigger is a post-call trigger (EVENT_CMD_FL_POST_TRIGGER): the kernel
 //    runs it after the event is written, so the pid list gates the stacks
@@ -35,13 +35,13 @@
 #include "perf/follow.hpp"
 #include "perf/per_cpu.hpp"
 #include "perf/sample.hpp"
-#include "stacks/probes.hpp"
-#include "stacks/thread_group.hpp"
+#include "session/probes.hpp"
+#include "session/thread_group.hpp"
 #include "tracefs/event_format.hpp"
 #include "tracefs/instance.hpp"
 #include "util/result.hpp"
 
-namespace tracekit::stacks {
+namespace tracekit::session {
 
 enum class Backend { kAuto, kFtrace, kPerf };
 
@@ -138,4 +138,4 @@ class PerfCapture {
   perf::FollowedThreads followed_;
 };
 
-}  // namespace tracekit::stacks
+}  // namespace tracekit::session
