@@ -28,6 +28,7 @@
 #include "cli/signals.hpp"
 #include "probe/match.hpp"
 #include "probe/spec.hpp"
+#include "symbols/symbol.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::probe {
@@ -114,11 +115,8 @@ Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& 
 }
 
 // Lower is preferred among aliases at one offset.
-std::tuple<int, size_t, const std::string&> alias_rank(const ElfFunction& f) {
-  int bind = f.binding == STB_GLOBAL || f.binding == STB_GNU_UNIQUE ? 0
-             : f.binding == STB_WEAK                                ? 1
-                                                                    : 2;
-  return {bind, f.name.find_first_not_of('_'), f.name};
+std::tuple<int, const std::string&> alias_rank(const ElfFunction& f) {
+  return {symbols::alias_rank(symbols::elf_binding_preference(f.binding), f.name), f.name};
 }
 
 // Zero matches in a file without .symtab: the name may well be there, and

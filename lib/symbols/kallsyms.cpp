@@ -27,14 +27,7 @@ namespace {
 // wins, then a global one over a file-local one, then the name with fewer
 // leading underscores (internal aliases like "__pi__text" lose).
 int rank(char type, std::string_view name) {
-  int r = 0;
-  if (type == 'w' || type == 'W')
-    r = 2;
-  else if (type == 't')
-    r = 1;
-  size_t underscores = name.find_first_not_of('_');
-  if (underscores == std::string_view::npos) underscores = name.size();
-  return r * 1024 + static_cast<int>(std::min<size_t>(underscores, 1023));
+  return alias_rank(type == 'w' || type == 'W' ? 2 : type == 't' ? 1 : 0, name);
 }
 
 bool is_text_end(std::string_view name) { return name == "_etext" || name == "_einittext"; }

@@ -1,6 +1,8 @@
 // What a symbol lookup returns, for kernel and user addresses alike.
 #pragma once
 
+#include <elf.h>
+
 #include <cstdint>
 #include <string_view>
 
@@ -15,5 +17,21 @@ struct Resolved {
   std::string_view module;  // kernel module ("" for vmlinux) or user file path
   uint64_t size = 0;        // the symbol's size where known (kernel: to the next symbol), else 0
 };
+
+// Among names of one address (aliases), which to show: the lowest rank.
+// preference orders what the symbol table says (strong over weak, global
+// over local: each source ranks its own kinds), then the name with fewer
+// leading underscores wins ("write" over "__libc_write").
+inline int alias_rank(int preference, std::string_view name) {
+  size_t underscores = name.find_first_not_of('_');
+  if (underscores == std::string_view::npos) underscores = name.size();
+  return preference * 1024 + static_cast<int>(underscores < 1023 ? underscores : 1023);
+}
+
+// An ELF symbol binding's preference among aliases: global (or GNU unique)
+// 0, weak 1, local 2 (a library's internal names).
+inline int elf_binding_preference(int binding) {
+  return binding == STB_GLOBAL || binding == STB_GNU_UNIQUE ? 0 : binding == STB_WEAK ? 1 : 2;
+}
 
 }  // namespace tracekit::symbols

@@ -166,10 +166,9 @@ class FuncTable {
 // "write"). Then a typed function over an assembler label, then the name
 // with fewer leading underscores.
 int rank(const GElf_Sym& sym, const char* name) {
-  int bind = GELF_ST_BIND(sym.st_info);
-  int r = bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2;
-  if (GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) r += 3;
-  return r * 1024 + static_cast<int>(std::min<size_t>(std::strspn(name, "_"), 1023));
+  int preference = elf_binding_preference(GELF_ST_BIND(sym.st_info));
+  if (GELF_ST_TYPE(sym.st_info) == STT_NOTYPE) preference += 3;
+  return alias_rank(preference, name);
 }
 
 // The section a symbol is defined in, or nullopt.
