@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "probe/spec.hpp"
+#include "symbols/segments.hpp"
 #include "util/fd.hpp"
 
 namespace tracekit::probe {
@@ -44,15 +45,10 @@ Result<ElfFunctions> elf_symbols(const std::string& path) {
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return Error{0, "not an ELF file", path, "give an executable or a shared library"};
 
-  std::vector<GElf_Phdr> loads;
   size_t nphdr = 0;
   if (elf_getphdrnum(elf.get(), &nphdr) != 0)
     return Error{0, std::string("cannot read the program headers: ") + elf_errmsg(-1), path, {}};
-  for (size_t i = 0; i < nphdr; ++i) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf.get(), static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD)
-      loads.push_back(ph);
-  }
+  const auto segments = symbols::Segments::of(elf.get());
 
   Elf_Scn* symtab = nullptr;
   Elf_Scn* dynsym = nullptr;
@@ -85,17 +81,15 @@ Result<ElfFunctions> elf_symbols(const std::string& path) {
     if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE || sym.st_value == 0) continue;
     const char* name = elf_strptr(elf.get(), sh.sh_link, sym.st_name);
     if (name == nullptr || name[0] == '\0') continue;
-    const GElf_Phdr* seg = nullptr;
-    for (const GElf_Phdr& ph : loads)
-      if (sym.st_value >= ph.p_vaddr && sym.st_value < ph.p_vaddr + ph.p_filesz) seg = &ph;
-    if (seg == nullptr) continue;
+    auto file_offset = segments.offset(sym.st_value);
+    if (!file_offset) continue;
     ElfFunction f;
     // .symtab spells versioned definitions "memcpy@@GLIBC_2.14"; uprobe
     // users and our symbolizer say "memcpy".
     std::string_view plain(name);
     f.name = std::string(plain.substr(0, plain.find('@')));
     f.address = sym.st_value;
-    f.file_offset = sym.st_value - seg->p_vaddr + seg->p_offset;
+    f.file_offset = *file_offset;
     f.size = sym.st_size;
     f.binding = GELF_ST_BIND(sym.st_info);
     f.ifunc = type == STT_GNU_IFUNC;

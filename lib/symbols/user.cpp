@@ -67,6 +67,7 @@
 #include <vector>
 
 #include "symbols/perf_map.hpp"
+#include "symbols/segments.hpp"
 
 namespace tracekit::symbols {
 
@@ -264,29 +265,14 @@ struct Proc {
   std::unordered_map<uint64_t, Hit> hits;  // by looked-up address
 };
 
-// A PT_LOAD segment: file bytes [offset, offset + filesz) sit at vaddr.
-struct Segment {
-  uint64_t offset, filesz, vaddr;
-  bool exec;
-};
-
 // What an added mapping needs of its file: its functions, and its segments
 // to turn a file offset into an ELF address.
 struct LoadedFile {
   std::shared_ptr<FuncTable> table;
-  std::vector<Segment> segments;
+  Segments segments;
   std::vector<uint8_t> build_id;
 
-  std::optional<uint64_t> vaddr(uint64_t off) const {
-    const Segment* best = nullptr;
-    // Segments may share a page of the file but not bytes; prefer code anyway.
-    for (const Segment& s : segments)
-      if (off >= s.offset && off - s.offset < s.filesz &&
-          (best == nullptr || (s.exec && !best->exec)))
-        best = &s;
-    if (best == nullptr) return std::nullopt;
-    return best->vaddr + (off - best->offset);
-  }
+  std::optional<uint64_t> vaddr(uint64_t off) const { return segments.vaddr(off); }
 };
 
 // A file some process mapped, shared by every process mapping it.
@@ -728,11 +714,7 @@ std::optional<LoadedFile> UserSymbols::Impl::loaded_from(Dwfl_Module* mod,
   size_t n = 0;
   if (elf == nullptr || elf_getphdrnum(elf, &n) != 0) return std::nullopt;
   LoadedFile lf;
-  for (size_t i = 0; i < n; ++i) {
-    GElf_Phdr ph;
-    if (gelf_getphdr(elf, static_cast<int>(i), &ph) != nullptr && ph.p_type == PT_LOAD)
-      lf.segments.push_back({ph.p_offset, ph.p_filesz, ph.p_vaddr, (ph.p_flags & PF_X) != 0});
-  }
+  lf.segments = Segments::of(elf);
   const unsigned char* bits = nullptr;
   GElf_Addr note_vaddr;
   int len = dwfl_module_build_id(mod, &bits, &note_vaddr);
