@@ -73,6 +73,7 @@ Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path
 int uprobe_main(int argc, char** argv) {
   events::ToolOptions o;
   o.ev.tool = "uprobe";
+  o.ev.user_addresses = true;
   std::string list_target;
   cli::Command cmd("uprobe",
                    "[-hHv] [-d secs] [-p PID] [-L TID] {-l target |\n"

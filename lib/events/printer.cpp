@@ -116,7 +116,10 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();
   impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return m->comm_of(pid); },
-                     symbols ? &impl->ksyms : nullptr, migrate);
+                     symbols ? &impl->ksyms : nullptr, migrate,
+                     o.kernel_addresses ? output::EventText::ProbeAddresses::kKernel
+                     : o.user_addresses ? output::EventText::ProbeAddresses::kUser
+                                        : output::EventText::ProbeAddresses::kAsFormatted);
   return Printer(std::move(impl));
 }
 

@@ -29,6 +29,7 @@ struct Options {
   bool headers = false;       // -H: the trace file's column header
   bool buffered = false;      // -d
   bool kernel_addresses = false;  // kprobe events: their address printed as a symbol
+  bool user_addresses = false;    // uprobe events: their address printed as 0x...
 };
 
 // Per-CPU buffer size in buffered mode.

@@ -71,8 +71,13 @@ void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
 }
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
-                     const symbols::KernelSymbols* ksyms, bool migrate_column)
-    : tep_(tep), comm_of_(std::move(comm_of)), ksyms_(ksyms), migrate_(migrate_column) {}
+                     const symbols::KernelSymbols* ksyms, bool migrate_column,
+                     ProbeAddresses probes)
+    : tep_(tep),
+      comm_of_(std::move(comm_of)),
+      ksyms_(ksyms),
+      migrate_(migrate_column),
+      probes_(probes) {}
 
 std::string_view EventText::comm(int pid) {
   if (pid == 0) return "<idle>";
@@ -81,9 +86,56 @@ std::string_view EventText::comm(int pid) {
   return comms_.emplace(pid, comm_of_ ? comm_of_(pid) : std::string(kUnknownComm)).first->second;
 }
 
+namespace {
+
+// The kernel prints syscalls:sys_enter_* and sys_exit_* with a function of
+// its own, not their print fmt, and without the event's name:
+// "sys_read(fd: 3, buf: 0x55d0c0e0a0, count: 1)" (a value below 10 in
+// decimal, the rest in hex) and "sys_read -> 0x1".
+std::optional<std::string> syscall_text(tep_event* ev, const ftrace::Event& e) {
+  if (!ev->system || std::string_view(ev->system) != "syscalls" || !ev->name) return std::nullopt;
+  std::string_view name(ev->name);
+  const bool enter = name.rfind("sys_enter_", 0) == 0, exit = name.rfind("sys_exit_", 0) == 0;
+  if (!enter && !exit) return std::nullopt;
+  std::string out = "sys_";
+  out += name.substr(enter ? 10 : 9);
+  auto value = [&](tep_format_field* f) -> std::optional<unsigned long long> {
+    unsigned long long v = 0;
+    if (static_cast<size_t>(f->offset) + static_cast<size_t>(f->size) > e.data.size()) return std::nullopt;
+    if (tep_read_number_field(f, e.data.data(), &v) != 0) return std::nullopt;
+    return v;
+  };
+  char buf[64];
+  if (exit) {
+    tep_format_field* ret = tep_find_field(ev, "ret");
+    auto v = ret ? value(ret) : std::nullopt;
+    if (!v) return std::nullopt;
+    std::snprintf(buf, sizeof buf, " -> 0x%llx", *v);
+    return out + buf;
+  }
+  out += '(';
+  bool first = true;
+  for (tep_format_field* f = ev->format.fields; f; f = f->next) {
+    if (std::string_view(f->name) == "__syscall_nr") continue;
+    auto v = value(f);
+    if (!v) return std::nullopt;
+    if (!first) out += ", ";
+    first = false;
+    if (*v < 10)
+      std::snprintf(buf, sizeof buf, "%s: %llu", f->name, *v);
+    else
+      std::snprintf(buf, sizeof buf, "%s: 0x%llx", f->name, *v);
+    out += buf;
+  }
+  return out + ")";
+}
+
+}  // namespace
+
 std::string EventText::info(const ftrace::Event& e) const {
   tep_event* ev = tep_find_event(tep_, e.type);
   if (!ev) return "type " + std::to_string(e.type) + ": (unknown event)";
+  if (auto text = syscall_text(ev, e)) return *text;
   tep_record rec{};
   rec.ts = e.ts;
   rec.cpu = e.cpu;
@@ -95,8 +147,11 @@ std::string EventText::info(const ftrace::Event& e) const {
   trace_seq_terminate(&s);
   std::string out(s.buffer, s.len);
   trace_seq_destroy(&s);
-  const bool kprobe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
-  return ksyms_ && kprobe ? symbolize_probe_ip(std::move(out), *ksyms_) : out;
+  const bool probe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
+  if (probe && probes_ == ProbeAddresses::kKernel && ksyms_)
+    return symbolize_probe_ip(std::move(out), *ksyms_);
+  if (probe && probes_ == ProbeAddresses::kUser) return user_probe_ip(std::move(out));
+  return out;
 }
 
 namespace {
@@ -122,7 +177,12 @@ std::string kernel_sym(uint64_t addr, const symbols::KernelSymbols& ksyms, bool 
 
 }  // namespace
 
-std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms) {
+namespace {
+
+// Rewrites the "(HEX)" or "(HEX <- HEX)" right after "name: " with
+// show(address, is_return_side); text without them is returned as it is.
+std::string rewrite_probe_ip(std::string text,
+                             const std::function<std::string(uint64_t, bool)>& show) {
   auto open = text.find(": (");
   if (open == std::string::npos) return text;
   size_t p = open + 3;
@@ -130,22 +190,38 @@ std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& k
     end = at;
     while (end < text.size() && std::isxdigit(static_cast<unsigned char>(text[end]))) ++end;
     if (end == at || end - at > 16) return std::nullopt;
-    if (text.compare(at, 2, "0x") == 0) return std::nullopt;  // uprobes print 0x...
+    if (text.compare(at, 2, "0x") == 0) return std::nullopt;  // rewritten already
     return parse_hex<uint64_t>(std::string_view(text).substr(at, end - at));
   };
   size_t end = 0;
   auto ip = hex_at(p, end);
   if (!ip) return text;
-  std::string rewritten = kernel_sym(*ip, ksyms, true);
+  std::string rewritten = show(*ip, false);
   if (text.compare(end, 4, " <- ") == 0) {
     size_t end2 = 0;
     auto func = hex_at(end + 4, end2);
     if (!func) return text;
-    rewritten += " <- " + kernel_sym(*func, ksyms, false);
+    rewritten += " <- " + show(*func, true);
     end = end2;
   }
   if (end >= text.size() || text[end] != ')') return text;
   return text.substr(0, p) + rewritten + text.substr(end);
+}
+
+}  // namespace
+
+std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms) {
+  // The return side names the probed function, without an offset.
+  return rewrite_probe_ip(std::move(text),
+                          [&](uint64_t a, bool func) { return kernel_sym(a, ksyms, !func); });
+}
+
+std::string user_probe_ip(std::string text) {
+  return rewrite_probe_ip(std::move(text), [](uint64_t a, bool) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(a));
+    return std::string(buf);
+  });
 }
 
 void EventText::print(std::ostream& out, const ftrace::Event& e) {

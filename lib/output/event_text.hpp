@@ -50,18 +50,25 @@ void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
 
 class EventText {
  public:
+  // How the address of a dynamic probe's event is printed. The kernel
+  // prints kprobes as "(vfs_read+0x0/0x1a0)" and uprobes as "(0x5583...)",
+  // where their print fmt says "(%lx)".
+  enum class ProbeAddresses { kAsFormatted, kKernel, kUser };
+
   // tep: the formats of every event to print (the reader's), not owned.
   // comm_of: the comm of a pid ("<...>" when unknown). ksyms: for stack
-  // frames; may be null (addresses are printed). migrate_column: see
-  // latency_flags.
+  // frames and kprobe addresses; may be null (addresses are printed).
+  // migrate_column: see latency_flags.
   EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
-            const symbols::KernelSymbols* ksyms, bool migrate_column);
+            const symbols::KernelSymbols* ksyms, bool migrate_column,
+            ProbeAddresses probes = ProbeAddresses::kAsFormatted);
 
   // The event's line, and its stack's entry when it has one.
   void print(std::ostream& out, const ftrace::Event& e);
-  // The event's name and print fmt output ("sched_switch: prev_comm=...").
-  // A kprobe's address is symbolized as the kernel prints it, when ksyms
-  // were given: "(vfs_read+0x0/0x1a0)", "(ksys_read+0x6b/0xf0 <- vfs_read)".
+  // The event's name and print fmt output ("sched_switch: prev_comm=..."),
+  // or what the kernel prints instead where it has a function of its own
+  // (system calls: "sys_read(fd: 3, buf: 0x7ffd5c2b1e40, count: 1)"; probe
+  // addresses, see ProbeAddresses).
   std::string info(const ftrace::Event& e) const;
 
  private:
@@ -70,6 +77,7 @@ class EventText {
   std::function<std::string(int)> comm_of_;
   const symbols::KernelSymbols* ksyms_;
   bool migrate_;
+  ProbeAddresses probes_;
   std::unordered_map<int, std::string> comms_;
 };
 
@@ -78,6 +86,8 @@ class EventText {
 // after "name: ", as the kernel does: "(sym+0xoff/0xsize)", "(sym+0xoff/0xsize
 // <- sym)"; other text is returned as it is. Pure but for the lookups.
 std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms);
+// The same for a uprobe's or uretprobe's: "(0x5583...)", "(0x... <- 0x...)".
+std::string user_probe_ip(std::string text);
 
 // What the kernel's trace file calls a task it has no saved comm for.
 inline constexpr std::string_view kUnknownComm = "<...>";

@@ -449,6 +449,8 @@ PeerRuns trace_with_peer(PerfToolsPeer& peer, const std::vector<std::string>& ar
   }
   if (!peer.start(peer_args)) {
     ADD_FAILURE() << peer.why_not();
+    ours.signal(SIGINT);  // ends as a user's run ends, cleaning up
+    r.ours = ours.finish(60);
     return r;
   }
   kill(w.pid(), SIGUSR1);

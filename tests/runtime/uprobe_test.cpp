@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -116,20 +117,29 @@ TEST_F(UprobeRuntime, SameEventsAsPerfToolsUprobe) {
   PerfToolsPeer peer("uprobe");
   if (!peer.usable()) GTEST_SKIP() << peer.why_not();
   Workload w("calls", {"101"});
-  const std::string def = "p:" + workload_path("calls") + ":work_unit i=%di:s64";
-  auto [mine, theirs] =
-      trace_with_peer(peer, {tool_path("uprobe"), "-p", w.pid_str(), def}, {"-p", w.pid_str(), def}, w);
+  // Ours under another name: perf-tools removes its probe by the bare event
+  // name ("-:work_unit"), which the kernel may take for ours (EBUSY), and
+  // its own probe would be left behind.
+  // (An absolute path: perf-tools writes the definition from the tracing
+  // directory, where a relative one would not resolve.)
+  const std::string where =
+      std::filesystem::absolute(workload_path("calls")).string() + ":work_unit i=%di:s64";
+  auto [mine, theirs] = trace_with_peer(
+      peer, {tool_path("uprobe"), "-p", w.pid_str(), "p:tk_work_unit " + where},
+      {"-p", w.pid_str(), "p:" + where}, w);
   ASSERT_EQ(mine.exit_code, 0) << mine.err;
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  // The text after the event name.
   auto texts = [](const std::string& out) {
     std::map<std::string, int> m;
     for (const auto& l : lines_of(out)) {
-      auto at = l.find(" work_unit: (0x");
-      if (at != std::string::npos) ++m[l.substr(at)];
+      auto at = l.find("work_unit: (0x");
+      if (at != std::string::npos) ++m[l.substr(at + 11)];
     }
     return m;
   };
   EXPECT_EQ(sum_of(theirs.out, " work_unit: (0x", "i").second, 101) << theirs.out.substr(0, 2000);
+  EXPECT_EQ(sum_of(mine.out, " tk_work_unit: (0x", "i").second, 101) << mine.out.substr(0, 2000);
   EXPECT_EQ(texts(mine.out), texts(theirs.out));
   std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
             << "\n";

@@ -82,10 +82,17 @@ TEST(EventTextTest, KprobeAddressesAreSymbolizedAsTheKernelDoes) {
   EXPECT_EQ(symbolize_probe_ip("r_vfs_read: (ffffffff8130006b <- ffffffff81200000) arg1=0x1", k),
             "r_vfs_read: (ksys_read+0x6b/0xf0 <- vfs_read) arg1=0x1");
   EXPECT_EQ(symbolize_probe_ip("m: (ffffffffc0100010)", k), "m: (ext4_sync_fs+0x10/0x200 [ext4])");
-  // uprobes print 0x...; other text stays as it is.
+  // Other text stays as it is.
   for (const char* t : {"readline: (0x55d4a7fcc4a0) arg1=3", "x: (zz)", "x: no parenthesis",
                         "x: (ffffffff81200000", "x: (ffffffff81200000 <- zz)"})
     EXPECT_EQ(symbolize_probe_ip(t, k), t);
+}
+
+TEST(EventTextTest, UprobeAddressesAsTheKernelPrintsThem) {
+  EXPECT_EQ(user_probe_ip("wu: (55836c90a265) i=0"), "wu: (0x55836c90a265) i=0");
+  EXPECT_EQ(user_probe_ip("wu: (55836c90a300 <- 55836c90a265) ret=4"),
+            "wu: (0x55836c90a300 <- 0x55836c90a265) ret=4");
+  EXPECT_EQ(user_probe_ip("wu: (0x55836c90a265) i=0"), "wu: (0x55836c90a265) i=0");
 }
 
 }  // namespace
