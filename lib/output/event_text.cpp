@@ -179,8 +179,10 @@ std::string kernel_sym(uint64_t addr, const symbols::KernelSymbols& ksyms, bool 
 
 namespace {
 
-// Rewrites the "(HEX)" or "(HEX <- HEX)" right after "name: " with
-// show(address, is_return_side); text without them is returned as it is.
+// Rewrites the "(HEX)" or "(FUNC <- RET_IP)" right after "name: " as the
+// kernel prints them, "(show(ip))" or "(show(ret_ip) <- show(func))" (show's
+// second argument: the address is the function's); text without them is
+// returned as it is.
 std::string rewrite_probe_ip(std::string text,
                              const std::function<std::string(uint64_t, bool)>& show) {
   auto open = text.find(": (");
@@ -194,14 +196,16 @@ std::string rewrite_probe_ip(std::string text,
     return parse_hex<uint64_t>(std::string_view(text).substr(at, end - at));
   };
   size_t end = 0;
-  auto ip = hex_at(p, end);
-  if (!ip) return text;
-  std::string rewritten = show(*ip, false);
+  auto first = hex_at(p, end);
+  if (!first) return text;
+  std::string rewritten = show(*first, false);
   if (text.compare(end, 4, " <- ") == 0) {
+    // A return probe's print fmt says "(func <- ret_ip)"; the kernel prints
+    // "(ret_ip <- func)": where it returned to, from which function.
     size_t end2 = 0;
-    auto func = hex_at(end + 4, end2);
-    if (!func) return text;
-    rewritten += " <- " + show(*func, true);
+    auto ret_ip = hex_at(end + 4, end2);
+    if (!ret_ip) return text;
+    rewritten = show(*ret_ip, false) + " <- " + show(*first, true);
     end = end2;
   }
   if (end >= text.size() || text[end] != ')') return text;

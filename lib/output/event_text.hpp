@@ -81,12 +81,13 @@ class EventText {
   std::unordered_map<int, std::string> comms_;
 };
 
-// Rewrites the "(ffffffff81234560)" or "(ffffffff81234560 <- ffffffff81230000)"
-// that libtraceevent prints for a kprobe's or kretprobe's address, right
-// after "name: ", as the kernel does: "(sym+0xoff/0xsize)", "(sym+0xoff/0xsize
-// <- sym)"; other text is returned as it is. Pure but for the lookups.
+// Rewrites the "(ffffffff81234560)" or "(FUNC <- RET_IP)" that libtraceevent
+// prints for a kprobe's or kretprobe's address (the print fmt's order),
+// right after "name: ", as the kernel's trace file does: "(sym+0xoff/0xsize)",
+// "(ret_sym+0xoff/0xsize <- func_sym)"; other text is returned as it is.
+// Pure but for the lookups.
 std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& ksyms);
-// The same for a uprobe's or uretprobe's: "(0x5583...)", "(0x... <- 0x...)".
+// The same for a uprobe's or uretprobe's: "(0x5583...)", "(0xRET_IP <- 0xFUNC)".
 std::string user_probe_ip(std::string text);
 
 // What the kernel's trace file calls a task it has no saved comm for.

@@ -111,38 +111,41 @@ TEST_F(UprobeRuntime, ListAndView) {
 }
 
 // perf-tools' own uprobe on the same function of the same process, at the
-// same time as ours: the same number of events and the same text after the
-// timestamp (perf-tools finds the offset with objdump, we with libelf).
+// same time as ours, entry and return: the same number of events and the
+// same text after the event name (perf-tools finds the offset with objdump,
+// we with libelf; its text is the kernel's).
 TEST_F(UprobeRuntime, SameEventsAsPerfToolsUprobe) {
   PerfToolsPeer peer("uprobe");
   if (!peer.usable()) GTEST_SKIP() << peer.why_not();
-  Workload w("calls", {"101"});
-  // Ours under another name: perf-tools removes its probe by the bare event
-  // name ("-:work_unit"), which the kernel may take for ours (EBUSY), and
-  // its own probe would be left behind.
-  // (An absolute path: perf-tools writes the definition from the tracing
-  // directory, where a relative one would not resolve.)
-  const std::string where =
-      std::filesystem::absolute(workload_path("calls")).string() + ":work_unit i=%di:s64";
-  auto [mine, theirs] = trace_with_peer(
-      peer, {tool_path("uprobe"), "-p", w.pid_str(), "p:tk_work_unit " + where},
-      {"-p", w.pid_str(), "p:" + where}, w);
-  ASSERT_EQ(mine.exit_code, 0) << mine.err;
-  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
-  // The text after the event name.
-  auto texts = [](const std::string& out) {
-    std::map<std::string, int> m;
-    for (const auto& l : lines_of(out)) {
-      auto at = l.find("work_unit: (0x");
-      if (at != std::string::npos) ++m[l.substr(at + 11)];
-    }
-    return m;
-  };
-  EXPECT_EQ(sum_of(theirs.out, " work_unit: (0x", "i").second, 101) << theirs.out.substr(0, 2000);
-  EXPECT_EQ(sum_of(mine.out, " tk_work_unit: (0x", "i").second, 101) << mine.out.substr(0, 2000);
-  EXPECT_EQ(texts(mine.out), texts(theirs.out));
-  std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
-            << "\n";
+  // An absolute path: perf-tools writes the definition from the tracing
+  // directory, where a relative one would not resolve.
+  const std::string path = std::filesystem::absolute(workload_path("calls")).string();
+  for (const std::string probe : {"p", "r"}) {
+    const std::string where = path + ":work_unit " + (probe == "p" ? "i=%di:s64" : "ret=$retval:s64");
+    const std::string field = probe == "p" ? "i" : "ret";
+    Workload w("calls", {"101"});
+    // Ours under another name: perf-tools removes its probe by the bare
+    // event name ("-:work_unit"), which the kernel may take for ours
+    // (EBUSY), and its own probe would be left behind.
+    auto [mine, theirs] = trace_with_peer(
+        peer, {tool_path("uprobe"), "-p", w.pid_str(), probe + ":tk_work_unit " + where},
+        {"-p", w.pid_str(), probe + ":" + where}, w);
+    ASSERT_EQ(mine.exit_code, 0) << mine.err;
+    ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+    auto texts = [](const std::string& out) {
+      std::map<std::string, int> m;
+      for (const auto& l : lines_of(out)) {
+        auto at = l.find("work_unit: (0x");
+        if (at != std::string::npos) ++m[l.substr(at + 11)];
+      }
+      return m;
+    };
+    EXPECT_EQ(sum_of(theirs.out, " work_unit: (0x", field).second, 101) << theirs.out.substr(0, 2000);
+    EXPECT_EQ(sum_of(mine.out, " tk_work_unit: (0x", field).second, 101) << mine.out.substr(0, 2000);
+    EXPECT_EQ(texts(mine.out), texts(theirs.out)) << probe;
+    std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
+              << "\n";
+  }
 }
 
 TEST_F(UprobeRuntime, BadInputIsRefusedAndLeavesNothing) {
