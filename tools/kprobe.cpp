@@ -60,7 +60,7 @@ int kprobe_main(int argc, char** argv) {
   if (!dir) return events::fail("kprobe", dir.error());
   if (!force && !traceable(*dir, def->function))
     return events::fail("kprobe",
-                        Error{ENOENT, "function " + def->function +
+                        Error{0, "function " + def->function +
                                           " is not in available_filter_functions (not a "
                                           "function, inlined, or not traceable)",
                               {}, "check the name in /proc/kallsyms; -F probes it anyway"});

@@ -67,7 +67,7 @@ int tpoint_main(int argc, char** argv) {
   auto targets = probe::expand(*spec, eo);
   if (!targets) return events::fail("tpoint", targets.error());
   if (targets->empty())
-    return events::fail("tpoint", Error{ENOENT, "tracepoint " + o.definition + " not found", {},
+    return events::fail("tpoint", Error{0, "tracepoint " + o.definition + " not found", {},
                                         "list them with tpoint -l"});
   auto trace = session::TraceSession::create(*dir, "tpoint", *targets, /*function_tracer=*/false,
                                              std::cerr);
