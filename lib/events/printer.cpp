@@ -62,8 +62,10 @@ struct Printer::Impl {
     return it == cmdlines.end() ? std::string(output::kUnknownComm) : it->second;
   }
 
+  std::ostringstream line;  // reused: one event's text at a time
+
   void collect(const ftrace::Event& e) {
-    std::ostringstream line;
+    line.str(std::string());
     text->print(line, e);
     batch.emplace_back(e.ts, line.str());
   }

@@ -158,12 +158,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     perf_event_attr thread = attr;
     thread.inherit = 1;
     thread.context_switch = 0;
-    thread.comm = 0;
-    thread.comm_exec = 0;
-    thread.task = 0;
-    thread.mmap = 0;
-    thread.mmap2 = 0;
-    thread.mmap_data = 0;
+    perf::drop_process_events(thread);
     auto followed = perf::follow_process(*t.events_, {thread}, *o.pid);
     if (!followed) return followed.error();
     t.followed_ = std::move(*followed);

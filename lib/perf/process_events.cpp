@@ -29,6 +29,15 @@ void request_process_events(perf_event_attr& attr) {
   attr.sample_type |= PERF_SAMPLE_TIME;
 }
 
+void drop_process_events(perf_event_attr& attr) {
+  attr.comm = 0;
+  attr.comm_exec = 0;
+  attr.task = 0;
+  attr.mmap = 0;
+  attr.mmap2 = 0;
+  attr.mmap_data = 0;
+}
+
 ProcessEvents::ProcessEvents(TaskNames& names, symbols::UserSymbols& syms,
                              const perf_event_attr& attr)
     : names_(names),

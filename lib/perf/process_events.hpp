@@ -55,6 +55,11 @@ namespace tracekit::perf {
 // PERF_SAMPLE_TIME in sample_type (so decode samples with attr.sample_type
 // as it is after this call). Changes nothing else.
 void request_process_events(perf_event_attr& attr);
+// Undoes request_process_events' side-band records (COMM, FORK/EXIT, MMAP,
+// MMAP2) on a copy of an attr, for more events into the same rings that must
+// not write them twice (their sample_id_all and PERF_SAMPLE_TIME stay: a
+// ring's records all carry the same trailer).
+void drop_process_events(perf_event_attr& attr);
 
 class ProcessEvents {
  public:

@@ -472,6 +472,13 @@ void TracingTest::TearDown() {
   }
 }
 
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> v;
+  std::istringstream in(text);
+  for (std::string l; std::getline(in, l);) v.push_back(l);
+  return v;
+}
+
 double cpu_seconds(pid_t pid) {
   const std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
   auto close = stat.rfind(')');

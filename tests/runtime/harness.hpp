@@ -118,6 +118,9 @@ std::vector<std::string> tracefs_objects(const std::string& tracing_dir, const s
 // A file's content; "" when it cannot be read.
 std::string slurp(const std::string& path);
 
+// text split at newlines (no empty last line for a final newline).
+std::vector<std::string> lines_of(const std::string& text);
+
 // A test that traces: skips without root, saying so, and fails when tracefs
 // is not after the test as it was before (tracefs_snapshot()).
 class TracingTest : public ::testing::Test {

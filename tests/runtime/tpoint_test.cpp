@@ -34,13 +34,6 @@ long reads_at_most(long n, long m, long max_count) {
   return k;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> v;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
-
 // The text of an event line after its flags column ("512.123456: name: ...").
 std::string after_flags(const std::string& line) {
   auto cpu = line.find("] ");

@@ -20,13 +20,6 @@ namespace {
 
 constexpr long kCalls = 401;  // a prime
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> v;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) v.push_back(l);
-  return v;
-}
-
 // The sum of the values of "name=VALUE" over lines holding marker, and how
 // many lines held it.
 std::pair<long, long> sum_of(const std::string& out, const std::string& marker,
