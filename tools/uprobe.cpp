@@ -76,11 +76,11 @@ int uprobe_main(int argc, char** argv) {
   o.ev.user_addresses = true;
   std::string list_target;
   cli::Command cmd("uprobe",
-                   "[-hHv] [-d secs] [-p PID] [-L TID] {-l target |\n"
+                   "[-hHsv] [-d secs] [-p PID] [-L TID] {-l target |\n"
                    "uprobe_definition [filter]}");
   events::SharedOptions shared(cmd, o, "uprobe_definition",
                                "{p|r}:[alias ]target:symbol[+offset] [fetchargs] (uprobetrace)",
-                               /*stacks=*/false);
+                               events::SharedOptions::Stacks::kUser);
   cmd.option("l", &list_target, "target", "list functions from this executable or library")
       .example("uprobe p:bash:readline", "trace readline() calls in all running bash")
       .example("uprobe p:/bin/bash:readline", "... with an explicit executable path")
@@ -91,13 +91,14 @@ int uprobe_main(int argc, char** argv) {
       .example("uprobe p:libc:0xbf130", "this address (it must start an instruction)")
       .example("uprobe -p 1182 p:libc:gettimeofday", "PID 1182 only")
       .example("uprobe 'r:libc:fopen file=$retval' 'file == 0'", "fopen() returning NULL")
+      .example("uprobe -s p:bash:readline", "... with user stack traces")
       .example("uprobe -l bash", "list bash's functions");
   if (auto code = cmd.parse(argc, argv)) return *code;
   const bool listing = cmd.given("l");
   if (auto code = shared.check(!listing)) return *code;
   if (listing) {
     if (shared.definition_given() || cmd.given("d") || o.ev.pid || o.ev.tid || o.view ||
-        o.ev.headers)
+        o.ev.headers || o.ev.user_stacks)
       return cmd.usage_error("-l takes a target only");
     return list(list_target);
   }

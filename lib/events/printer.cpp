@@ -15,6 +15,7 @@
 #include "output/event_text.hpp"
 #include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/user.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::events {
@@ -47,6 +48,7 @@ struct Printer::Impl {
   std::optional<session::TraceSession> trace;
   session::FtraceCapture* capture = nullptr;  // trace's reader
   symbols::KernelSymbols ksyms;
+  std::unique_ptr<symbols::UserSymbols> usyms;  // with user stacks
   std::unordered_map<int, std::string> cmdlines;  // saved_cmdlines, reread on a miss
   std::optional<output::EventText> text;
   std::string header;  // the instance's trace file header, at the start
@@ -111,6 +113,14 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   co.filter = o.filter;
   co.stacks = o.stacks;
   co.stack_option = true;
+  co.user_stacks = o.user_stacks;
+  if (o.user_stacks) {
+    impl->usyms = std::make_unique<symbols::UserSymbols>();
+    // Buffered, the events are read at the end: the process may be gone by
+    // then, so take its mappings now when it is known (frames of other
+    // processes that exit first print as addresses, as the kernel's do).
+    if (o.pid) impl->usyms->note_process(*o.pid);
+  }
   if (o.buffered) co.buffer_kb = kBufferedKb;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
@@ -121,7 +131,8 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
                      symbols ? &impl->ksyms : nullptr, migrate,
                      o.kernel_addresses ? output::EventText::ProbeAddresses::kKernel
                      : o.user_addresses ? output::EventText::ProbeAddresses::kUser
-                                        : output::EventText::ProbeAddresses::kAsFormatted);
+                                        : output::EventText::ProbeAddresses::kAsFormatted,
+                     impl->usyms.get());
   return Printer(std::move(impl));
 }
 

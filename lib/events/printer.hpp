@@ -1,6 +1,7 @@
 // The engine of the tools that print events (perf-tools' tpoint, kprobe,
 // uprobe): the run's events are enabled in a private instance (with their
-// filter, -p/-L, and stacks from options/stacktrace with -s) and read raw
+// filter, -p/-L, and stacks from options/stacktrace or options/userstacktrace
+// with -s) and read raw
 // per CPU; each is printed as the kernel's trace file prints it
 // (output/event_text.hpp), in timestamp order within each read.
 //
@@ -26,6 +27,7 @@ struct Options {
   std::optional<int> tid;     // -L: this thread
   std::string filter;         // the kernel's filter syntax, on every event
   bool stacks = false;        // -s: kernel stacks
+  bool user_stacks = false;   // -s of uprobe: user stacks, symbolized
   bool headers = false;       // -H: the trace file's column header
   bool buffered = false;      // -d
   bool kernel_addresses = false;  // kprobe events: their address printed as a symbol

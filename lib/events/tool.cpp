@@ -11,14 +11,17 @@
 namespace tracekit::events {
 
 SharedOptions::SharedOptions(cli::Command& cmd, ToolOptions& o, const std::string& name,
-                             const std::string& name_help, bool stacks)
+                             const std::string& name_help, Stacks stacks)
     : cmd_(cmd), o_(o), name_(name) {
   cmd.option("d", &secs_, "seconds", "trace duration, and use buffers")
       .option("p", &pid_, "PID", "PID to match on events (its threads, later ones too)")
       .option("L", &tid_, "TID", "thread ID to match on events")
       .flag("v", &o.view, "view format file (don't trace)")
       .flag("H", &o.ev.headers, "include column headers");
-  if (stacks) cmd.flag("s", &o.ev.stacks, "show kernel stack traces");
+  if (stacks == Stacks::kUser)
+    cmd.flag("s", &o.ev.user_stacks, "show user stack traces");
+  else
+    cmd.flag("s", &o.ev.stacks, "show kernel stack traces");
   cmd.positional(name, &definition_, name_help)
       .positional("filter", &filter_, "a filter on the event's fields, as the kernel takes it");
 }
@@ -42,7 +45,7 @@ std::optional<int> SharedOptions::check(bool definition_required) {
     o_.duration = secs_;
     o_.ev.buffered = true;
   }
-  if (o_.view && (o_.duration || o_.ev.stacks || o_.ev.pid || o_.ev.tid || !o_.ev.filter.empty()))
+  if (o_.view && (o_.duration || o_.ev.stacks || o_.ev.user_stacks || o_.ev.pid || o_.ev.tid || !o_.ev.filter.empty()))
     return cmd_.usage_error("-v shows the format only: use it alone");
   return std::nullopt;
 }

@@ -24,9 +24,10 @@ struct ToolOptions {
 // "filter"; check() validates them after cmd.parse() succeeded.
 class SharedOptions {
  public:
-  // stacks: whether -s (kernel stacks) is offered.
+  // What -s shows: kernel stacks (tpoint, kprobe) or user stacks (uprobe).
+  enum class Stacks { kKernel, kUser };
   SharedOptions(cli::Command& cmd, ToolOptions& o, const std::string& name,
-                const std::string& name_help, bool stacks = true);
+                const std::string& name_help, Stacks stacks = Stacks::kKernel);
   // nullopt: go on; else the exit code of a usage error. definition_required:
   // false when another option (-l) stands in for it.
   std::optional<int> check(bool definition_required = true);

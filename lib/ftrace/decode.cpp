@@ -13,6 +13,9 @@
 // caller[8] is a fixed-size declaration the kernel does not keep to), so
 // the frames are read up to size, bounded by the record's length, and
 // copied to an aligned buffer: records are only 4-byte aligned in the page.
+// A user_stack record (options/userstacktrace) comes after the kernel_stack
+// record, when there is one, and is paired the same way; its caller[] is
+// fixed-size, ended early by a 0 entry.
 // The frames the tracing machinery adds on top (the trigger's call chain,
 // the syscall tracepoint glue, kprobe/ftrace handlers) are stripped by
 // symbol name, with answers cached by address.
@@ -140,7 +143,10 @@ Result<TepPtr> tep_from_formats(std::string_view header_page,
 struct Decoder::CpuState {
   bool has_pending = false;
   Event pending;
-  std::vector<uint8_t> held;  // the pending event's bytes once its page is gone
+  // The pending event's bytes, and its stack records', once their page is
+  // gone; its frames, aligned (records are only 4-byte aligned in a page).
+  std::vector<uint8_t> held, held_stack, held_user_stack;
+  std::vector<uint64_t> frames, user_frames;
 };
 
 void Decoder::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
@@ -149,19 +155,18 @@ Decoder::Decoder(Decoder&&) noexcept = default;
 Decoder& Decoder::operator=(Decoder&&) noexcept = default;
 Decoder::~Decoder() = default;
 
-Result<Decoder> Decoder::create(tep_handle* tep, bool pair_stacks,
+Result<Decoder> Decoder::create(tep_handle* tep, StackKinds stacks,
                                 const symbols::KernelSymbols* symbols) {
   if (!tep || tep_get_events_count(tep) == 0)
     return Error{0, "no event formats loaded", {}, "was the events directory readable?"};
   Decoder d;
   d.symbols_ = symbols;
-  d.pair_ = pair_stacks;
+  d.pair_ = stacks;
 
   tep_event* stack = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
-  if (tep_event* us = tep_find_event_by_name(tep, "ftrace", "user_stack"))
-    d.user_stack_id_ = us->id;
-  // Every event shares the common fields; kernel_stack when there is one.
-  tep_event* any = stack ? stack : tep_get_event(tep, 0);
+  tep_event* user = tep_find_event_by_name(tep, "ftrace", "user_stack");
+  // Every event shares the common fields.
+  tep_event* any = stack ? stack : user ? user : tep_get_event(tep, 0);
   tep_format_field* type = tep_find_common_field(any, "common_type");
   tep_format_field* pid = tep_find_common_field(any, "common_pid");
   if (!type || !pid) return Error{0, "event formats without common_type/common_pid", {}, {}};
@@ -177,15 +182,30 @@ Result<Decoder> Decoder::create(tep_handle* tep, bool pair_stacks,
     d.stack_size_ = {size->offset, size->size};
     d.stack_caller_ = {caller->offset,
                        caller->elementsize > 0 ? static_cast<int>(caller->elementsize) : 8};
-  } else if (pair_stacks) {
+  } else if (stacks.kernel) {
     return Error{0, "no ftrace:kernel_stack format", "events/ftrace/kernel_stack/format",
+                 "load the ftrace event system"};
+  }
+  if (user) {
+    tep_format_field* tgid = tep_find_field(user, "tgid");
+    tep_format_field* caller = tep_find_field(user, "caller");
+    if (tgid && caller && caller->elementsize == 8 && caller->arraylen > 0) {
+      d.user_stack_id_ = user->id;
+      d.user_tgid_ = {tgid->offset, tgid->size};
+      d.user_caller_ = {caller->offset, 8};
+      d.user_entries_ = static_cast<int>(caller->arraylen);
+    } else if (stacks.user) {
+      return Error{0, "unexpected ftrace:user_stack format (no tgid, or no caller[] of 64-bit entries)",
+                   "events/ftrace/user_stack/format", {}};
+    }
+  } else if (stacks.user) {
+    return Error{0, "no ftrace:user_stack format", "events/ftrace/user_stack/format",
                  "load the ftrace event system"};
   }
 
   d.kbuf_.reset(kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
                               KBUFFER_ENDIAN_SAME_AS_HOST));
   if (!d.kbuf_) return Error{ENOMEM, "cannot allocate a kbuffer", {}, {}};
-  d.frames_.reserve(256);
   d.cache_.resize(kCacheSlots);
   return d;
 }
@@ -193,7 +213,10 @@ Result<Decoder> Decoder::create(tep_handle* tep, bool pair_stacks,
 Decoder::CpuState& Decoder::cpu_state(int cpu) {
   auto i = static_cast<size_t>(cpu);
   if (i >= cpus_.size()) cpus_.resize(i + 1);
-  if (!cpus_[i]) cpus_[i] = std::make_unique<CpuState>();
+  if (!cpus_[i]) {
+    cpus_[i] = std::make_unique<CpuState>();
+    cpus_[i]->frames.reserve(256);
+  }
   return *cpus_[i];
 }
 
@@ -209,7 +232,8 @@ bool Decoder::tracing_address(uint64_t addr) {
   return slot.tracing;
 }
 
-void Decoder::set_stack(Event& e, const uint8_t* rec, size_t len, uint64_t ts) {
+void Decoder::set_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts) {
+  Event& e = c.pending;
   e.has_stack = true;
   e.stack = {};
   e.stack_record = std::span<const uint8_t>(rec, len);
@@ -220,31 +244,67 @@ void Decoder::set_stack(Event& e, const uint8_t* rec, size_t len, uint64_t ts) {
   int64_t n = static_cast<int32_t>(read_uint(rec + stack_size_.offset, stack_size_.size));
   size_t count = n > 0 ? static_cast<size_t>(n) : 0;
   count = std::min(count, (len - off) / width);
-  frames_.resize(count);
-  std::memcpy(frames_.data(), rec + off, count * width);
+  c.frames.resize(count);
+  std::memcpy(c.frames.data(), rec + off, count * width);
   size_t first = 0;
   if (symbols_)
-    while (first < count && tracing_address(frames_[first])) ++first;
+    while (first < count && tracing_address(c.frames[first])) ++first;
   // A stack made only of tracing frames (a uprobe's int3 path) is kept
   // whole: an event never loses the stack it came with.
   if (first == count) first = 0;
-  e.stack = std::span<const uint64_t>(frames_.data() + first, count - first);
+  e.stack = std::span<const uint64_t>(c.frames.data() + first, count - first);
+}
+
+void Decoder::set_user_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts) {
+  Event& e = c.pending;
+  e.has_user_stack = true;
+  e.user_stack = {};
+  e.user_stack_record = std::span<const uint8_t>(rec, len);
+  e.user_stack_ts = ts;
+  if (len >= static_cast<size_t>(user_tgid_.offset + user_tgid_.size))
+    e.user_tgid = static_cast<int>(read_uint(rec + user_tgid_.offset, user_tgid_.size));
+  size_t off = static_cast<size_t>(user_caller_.offset);
+  if (len < off) return;
+  size_t count = std::min(static_cast<size_t>(user_entries_), (len - off) / sizeof(uint64_t));
+  c.user_frames.resize(count);
+  std::memcpy(c.user_frames.data(), rec + off, count * sizeof(uint64_t));
+  // The kernel zero-fills the entries it did not walk; kernels before 5.2
+  // also ended a short walk with ULONG_MAX.
+  size_t n = 0;
+  while (n < count && c.user_frames[n] != 0 && c.user_frames[n] != ~uint64_t{0}) ++n;
+  e.user_stack = std::span<const uint64_t>(c.user_frames.data(), n);
+}
+
+bool Decoder::complete(const Event& e) const {
+  return (!pair_.kernel || e.has_stack) && (!pair_.user || e.has_user_stack);
 }
 
 size_t Decoder::emit_pending(CpuState& c, const Reader::Callback& fn) {
   if (!c.has_pending) return 0;
   c.has_pending = false;
-  if (pair_) ++unpaired_;
-  c.pending.stack = {};
-  c.pending.has_stack = false;
-  c.pending.stack_record = {};
+  if (!complete(c.pending)) ++unpaired_;
   fn(c.pending);
   return 1;
 }
 
-void Decoder::hold_pending(CpuState& c) {
-  c.held.assign(c.pending.data.begin(), c.pending.data.end());
-  c.pending.data = std::span<const uint8_t>(c.held.data(), c.held.size());
+void Decoder::hold_pending(CpuState& c, const uint8_t* page_begin, const uint8_t* page_end) {
+  auto on_page = [&](std::span<const uint8_t> s) {
+    return !s.empty() && s.data() >= page_begin && s.data() < page_end;
+  };
+  Event& e = c.pending;
+  if (on_page(e.data)) {
+    c.held.assign(e.data.begin(), e.data.end());
+    e.data = std::span<const uint8_t>(c.held.data(), c.held.size());
+  }
+  if (on_page(e.stack_record)) {
+    c.held_stack.assign(e.stack_record.begin(), e.stack_record.end());
+    e.stack_record = std::span<const uint8_t>(c.held_stack.data(), c.held_stack.size());
+  }
+  if (on_page(e.user_stack_record)) {
+    c.held_user_stack.assign(e.user_stack_record.begin(), e.user_stack_record.end());
+    e.user_stack_record =
+        std::span<const uint8_t>(c.held_user_stack.data(), c.held_user_stack.size());
+  }
 }
 
 size_t Decoder::decode_page(int cpu, std::span<const uint8_t> page, const Reader::Callback& fn) {
@@ -288,39 +348,44 @@ size_t Decoder::decode_page(int cpu, std::span<const uint8_t> page, const Reader
     int type = static_cast<int>(read_uint(rec + type_.offset, type_.size));
     int pid = static_cast<int>(static_cast<int32_t>(read_uint(rec + pid_.offset, pid_.size)));
 
+    // A stack record belongs to the pending event of its pid that still
+    // waits for one of its kind; the user stack comes last.
     if (type == stack_id_) {
-      if (c.has_pending && c.pending.pid == pid) {
-        c.has_pending = false;
-        set_stack(c.pending, rec, len, ts);
-        fn(c.pending);
-        ++handed;
-      } else if (pair_) {
+      if (pair_.kernel && c.has_pending && c.pending.pid == pid && !c.pending.has_stack &&
+          !c.pending.has_user_stack) {
+        set_stack(c, rec, len, ts);
+        if (complete(c.pending)) handed += emit_pending(c, fn);
+      } else if (pair_.kernel) {
         ++orphan_stacks_;
       }
       continue;
     }
-    if (type == user_stack_id_) continue;
+    if (type == user_stack_id_) {
+      if (pair_.user && c.has_pending && c.pending.pid == pid && !c.pending.has_user_stack) {
+        set_user_stack(c, rec, len, ts);
+        handed += emit_pending(c, fn);
+      } else if (pair_.user) {
+        ++orphan_stacks_;
+      }
+      continue;
+    }
 
     handed += emit_pending(c, fn);
     Event& e = c.pending;
+    e = Event{};
     e.cpu = cpu;
     e.ts = ts;
     e.pid = pid;
     e.type = type;
     e.data = std::span<const uint8_t>(rec, len);
-    e.stack = {};
-    e.has_stack = false;
-    e.stack_record = {};
-    e.stack_ts = 0;
-    if (pair_) {
+    if (pair_.kernel || pair_.user) {
       c.has_pending = true;
     } else {
       fn(e);
       ++handed;
     }
   }
-  if (c.has_pending && c.pending.data.data() >= page.data() && c.pending.data.data() < end)
-    hold_pending(c);
+  if (c.has_pending) hold_pending(c, page.data(), end);
   return handed;
 }
 

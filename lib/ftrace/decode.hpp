@@ -44,16 +44,18 @@ Result<TepPtr> tep_from_formats(std::string_view header_page,
                                 const std::vector<FormatText>& formats, int* failures = nullptr);
 
 // Decodes sub-buffers of any number of CPUs and pairs each event with the
-// kernel_stack record that follows it on the same CPU (see reader.hpp).
+// kernel_stack and user_stack records that follow it on the same CPU (see
+// reader.hpp).
 // Events handed to the callback point into the decoder's buffers or the page
 // being decoded: valid only during the call.
 class Decoder {
  public:
-  // tep: the formats (with ftrace:kernel_stack when pair_stacks), not owned,
-  // must outlive the decoder. symbols: to strip tracing frames by name; may
-  // be null (nothing stripped), not owned. Error: the handle has no events,
-  // or pair_stacks without ftrace:kernel_stack.
-  static Result<Decoder> create(tep_handle* tep, bool pair_stacks,
+  // tep: the formats (with ftrace:kernel_stack and user_stack for the
+  // stacks paired), not owned, must outlive the decoder. symbols: to strip
+  // tracing frames from kernel stacks by name; may be null (nothing
+  // stripped), not owned. Error: the handle has no events, or a stack kind
+  // to pair whose format is missing or unexpected.
+  static Result<Decoder> create(tep_handle* tep, StackKinds stacks,
                                 const symbols::KernelSymbols* symbols);
 
   Decoder(Decoder&&) noexcept;
@@ -69,10 +71,10 @@ class Decoder {
   // Hands out every event still waiting for a stack, without one.
   size_t finish(const Reader::Callback& fn);
 
-  // Events handed out without a stack although pair_stacks was set.
+  // Events handed out without a stack they were expected to have.
   uint64_t unpaired() const { return unpaired_; }
-  // kernel_stack records with no event of the same pid before them (when
-  // pairing; otherwise stacks are skipped uncounted).
+  // Stack records of a paired kind with no event of the same pid before
+  // them (stacks of a kind not paired are skipped uncounted).
   uint64_t orphan_stacks() const { return orphan_stacks_; }
   // Pages whose header said events were lost before them (overwrite mode).
   uint64_t missed_pages() const { return missed_pages_; }
@@ -82,9 +84,11 @@ class Decoder {
   Decoder() = default;
   struct CpuState;
   CpuState& cpu_state(int cpu);
-  void hold_pending(CpuState& c);
+  void hold_pending(CpuState& c, const uint8_t* page_begin, const uint8_t* page_end);
+  bool complete(const Event& e) const;
   size_t emit_pending(CpuState& c, const Reader::Callback& fn);
-  void set_stack(Event& e, const uint8_t* rec, size_t len, uint64_t ts);
+  void set_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts);
+  void set_user_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts);
   bool tracing_address(uint64_t addr);
 
   struct Field {
@@ -96,12 +100,12 @@ class Decoder {
   };
   std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
   const symbols::KernelSymbols* symbols_ = nullptr;
-  bool pair_ = false;
-  Field type_, pid_, stack_size_, stack_caller_;
+  StackKinds pair_;
+  Field type_, pid_, stack_size_, stack_caller_, user_tgid_, user_caller_;
+  int user_entries_ = 0;    // user_stack's caller[] length
   int stack_id_ = -1;       // ftrace:kernel_stack
-  int user_stack_id_ = -1;  // ftrace:user_stack, skipped (userstacktrace option)
+  int user_stack_id_ = -1;  // ftrace:user_stack (options/userstacktrace)
   std::vector<std::unique_ptr<CpuState>> cpus_;  // by CPU number
-  std::vector<uint64_t> frames_;                 // the current event's stack, aligned
   // Is-a-tracing-frame answers by address, direct mapped: stacks repeat the
   // same few top frames, and a symbol lookup plus name matching per frame
   // would cost more than the rest of decoding.

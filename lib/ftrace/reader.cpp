@@ -127,7 +127,7 @@ Reader& Reader::operator=(Reader&&) noexcept = default;
 Reader::~Reader() = default;
 
 Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& instance,
-                            const std::vector<std::string>& systems, bool pair_stacks) {
+                            const std::vector<std::string>& systems, StackKinds stacks) {
   std::string dir = instance.empty() ? tracing_dir : tracing_dir + "/instances/" + instance;
   struct stat st;
   if (stat((dir + "/per_cpu").c_str(), &st) != 0)
@@ -157,7 +157,7 @@ Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& i
   if (auto syms = symbols::KernelSymbols::load(); syms && syms->size() > 0)
     impl->symbols = std::make_unique<symbols::KernelSymbols>(std::move(*syms));
 
-  auto dec = Decoder::create(impl->tep.get(), pair_stacks, impl->symbols.get());
+  auto dec = Decoder::create(impl->tep.get(), stacks, impl->symbols.get());
   if (!dec) return dec.error();
   impl->decoder.emplace(std::move(*dec));
 

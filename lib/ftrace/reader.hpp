@@ -1,14 +1,18 @@
 // Reading an instance's ring buffers raw: per-CPU trace_pipe_raw pages
 // (tracefs_cpu + kbuffer), records decoded with libtraceevent, each event
 // paired with the kernel_stack record a stacktrace trigger (or
-// func_stack_trace) writes right after it.
+// func_stack_trace, or options/stacktrace) writes right after it, and with
+// the user_stack record options/userstacktrace writes after that.
 //
-// Pairing: on one CPU, an event is followed by its kernel_stack record (same
-// common_pid). Both can straddle a page boundary, so pairing state is kept
-// per CPU across reads; an event is handed out when its stack arrives, or
-// without a stack when the next event on that CPU shows none is coming (or
-// at flush). The kernel_stack record's frame count comes from its size field,
-// bounded by the record size (the format's caller[8] is not the length).
+// Pairing: on one CPU, an event is followed by its kernel_stack record, then
+// its user_stack record (same common_pid). They can straddle a page
+// boundary, so pairing state is kept per CPU across reads; an event is
+// handed out when its last expected stack arrives, or without it when the
+// next event on that CPU shows none is coming (or at flush). The
+// kernel_stack record's frame count comes from its size field, bounded by
+// the record size (the format's caller[8] is not the length); a user_stack
+// record holds a fixed caller[8], ended early by a 0 (or, on old kernels,
+// ULONG_MAX) entry.
 // Frames of the tracing machinery itself (trace_event_raw_event_*,
 // __traceiter_*, kprobe_*, ftrace_*, ...) are stripped from the top, so a
 // stack starts at the traced function or its caller.
@@ -45,6 +49,22 @@ struct Event {
   // one), and its timestamp: the kernel prints it as an entry of its own.
   std::span<const uint8_t> stack_record;
   uint64_t stack_ts = 0;
+  // The user stack (options/userstacktrace): the user-space IP where the
+  // event fired, then return addresses, as the kernel walked them (frame
+  // pointers, at most 8); has_user_stack when a user_stack record followed.
+  // user_tgid is the record's tgid: the process to resolve them in. The
+  // record itself and its timestamp, as for the kernel stack.
+  std::span<const uint64_t> user_stack;
+  bool has_user_stack = false;
+  int user_tgid = 0;
+  std::span<const uint8_t> user_stack_record;
+  uint64_t user_stack_ts = 0;
+};
+
+// Which stack records the events are expected to be followed by.
+struct StackKinds {
+  bool kernel = false;  // ftrace:kernel_stack
+  bool user = false;    // ftrace:user_stack
 };
 
 class Reader {
@@ -52,10 +72,10 @@ class Reader {
   // Opens every online CPU's raw buffer of the instance named instance
   // (instances/<instance> under tracing_dir; "" for the top level), with
   // libtraceevent loaded with the formats of the given event systems (the
-  // "ftrace" system, which defines kernel_stack, is always added).
-  // pair_stacks: expect kernel_stack records after events and pair them.
+  // "ftrace" system, which defines kernel_stack and user_stack, is always
+  // added). stacks: the stack records to expect after events and pair.
   static Result<Reader> open(const std::string& tracing_dir, const std::string& instance,
-                             const std::vector<std::string>& systems, bool pair_stacks);
+                             const std::vector<std::string>& systems, StackKinds stacks);
 
   Reader(Reader&&) noexcept;
   Reader& operator=(Reader&&) noexcept;
@@ -82,7 +102,7 @@ class Reader {
   // Events lost since open(): refused by a full buffer, or overwritten
   // unread in overwrite mode (per-CPU stats, summed; reads them each call).
   uint64_t dropped() const;
-  // Events handed out with has_stack false although pair_stacks was set.
+  // Events handed out without a stack they were expected to have.
   uint64_t unpaired() const;
 
  private:

@@ -8,6 +8,7 @@
 #include <optional>
 
 #include "symbols/kallsyms.hpp"
+#include "symbols/user.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::output {
@@ -72,10 +73,11 @@ void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
                      const symbols::KernelSymbols* ksyms, bool migrate_column,
-                     ProbeAddresses probes)
+                     ProbeAddresses probes, symbols::UserSymbols* usyms)
     : tep_(tep),
       comm_of_(std::move(comm_of)),
       ksyms_(ksyms),
+      usyms_(usyms),
       migrate_(migrate_column),
       probes_(probes) {}
 
@@ -232,7 +234,12 @@ void EventText::print(std::ostream& out, const ftrace::Event& e) {
   const std::string_view name = comm(e.pid);
   print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.data), migrate_), e.ts);
   out << info(e) << '\n';
-  if (!e.has_stack) return;
+  if (e.has_stack) print_kernel_stack(out, e, name);
+  if (e.has_user_stack) print_user_stack(out, e, name);
+}
+
+void EventText::print_kernel_stack(std::ostream& out, const ftrace::Event& e,
+                                   std::string_view name) {
   print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.stack_record), migrate_),
                 e.stack_ts);
   out << "<stack trace>\n";
@@ -248,6 +255,21 @@ void EventText::print(std::ostream& out, const ftrace::Event& e) {
       out << buf;
     }
     out << '\n';
+  }
+}
+
+void EventText::print_user_stack(std::ostream& out, const ftrace::Event& e,
+                                 std::string_view name) {
+  print_context(out, name, e.pid, e.cpu,
+                latency_flags(common_fields(e.user_stack_record), migrate_), e.user_stack_ts);
+  out << "<user stack trace>\n";
+  for (size_t i = 0; i < e.user_stack.size(); ++i) {
+    // The first entry is where the event fired, the rest return addresses.
+    auto r = usyms_ && e.user_tgid > 0 ? usyms_->lookup(e.user_tgid, e.user_stack[i], i > 0)
+                                       : std::nullopt;
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "<%016llx>", static_cast<unsigned long long>(e.user_stack[i]));
+    out << " => " << (r ? r->name : std::string_view()) << ' ' << addr << '\n';
   }
 }
 

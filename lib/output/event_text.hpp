@@ -8,7 +8,11 @@
 // the timestamp in seconds with microseconds (rounded as the kernel rounds),
 // the event's name and its print fmt output. A stack (-s) follows as the
 // kernel prints its stacktrace entry: a context line of its own ending in
-// "<stack trace>", then " => function" per frame, leaf first.
+// "<stack trace>", then " => function" per frame, leaf first; a user stack
+// as its userstacktrace entry: "<user stack trace>", then per frame
+// " => function <00005583a0c1d265>" (the kernel's "path[+0x265] <addr>"
+// with sym-userobj and sym-addr, our symbol in place of the path), or the
+// kernel's default " =>  <00005583a0c1d265>" where no symbol resolves.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +29,7 @@ struct tep_handle;
 
 namespace tracekit::symbols {
 class KernelSymbols;
+class UserSymbols;
 }
 
 namespace tracekit::output {
@@ -58,12 +63,15 @@ class EventText {
   // tep: the formats of every event to print (the reader's), not owned.
   // comm_of: the comm of a pid ("<...>" when unknown). ksyms: for stack
   // frames and kprobe addresses; may be null (addresses are printed).
-  // migrate_column: see latency_flags.
+  // migrate_column: see latency_flags. usyms: for user stack frames (in
+  // the process of the user_stack record's tgid); may be null (addresses
+  // are printed), not owned.
   EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
             const symbols::KernelSymbols* ksyms, bool migrate_column,
-            ProbeAddresses probes = ProbeAddresses::kAsFormatted);
+            ProbeAddresses probes = ProbeAddresses::kAsFormatted,
+            symbols::UserSymbols* usyms = nullptr);
 
-  // The event's line, and its stack's entry when it has one.
+  // The event's line, and its stacks' entries when it has them.
   void print(std::ostream& out, const ftrace::Event& e);
   // The event's name and print fmt output ("sched_switch: prev_comm=..."),
   // or what the kernel prints instead where it has a function of its own
@@ -73,9 +81,12 @@ class EventText {
 
  private:
   std::string_view comm(int pid);
+  void print_kernel_stack(std::ostream& out, const ftrace::Event& e, std::string_view name);
+  void print_user_stack(std::ostream& out, const ftrace::Event& e, std::string_view name);
   tep_handle* tep_;
   std::function<std::string(int)> comm_of_;
   const symbols::KernelSymbols* ksyms_;
+  symbols::UserSymbols* usyms_;
   bool migrate_;
   ProbeAddresses probes_;
   std::unordered_map<int, std::string> comms_;

@@ -154,6 +154,12 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   const bool stack_option = o.stacks && o.stack_option && in.has("options/stacktrace");
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();
+  if (o.user_stacks) {
+    if (!in.has("options/userstacktrace"))
+      return Error{ENOENT, "this kernel's tracefs cannot record user stacks",
+                   in.path() + "/options/userstacktrace", {}};
+    if (auto st = in.set_option("userstacktrace", true); !st) return st.error();
+  }
   for (const auto& e : probes.events()) {
     if (!filter.empty())
       if (auto st = in.set_filter(e.system, e.event, filter); !st) return st.error();
@@ -173,7 +179,8 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // Opened last: the kernel refuses to change current_tracer while a
   // trace_pipe_raw is open (EBUSY). What was recorded meanwhile waits in the
   // buffer.
-  auto reader = ftrace::Reader::open(tracing_dir, in.name(), systems, o.stacks);
+  auto reader = ftrace::Reader::open(tracing_dir, in.name(), systems,
+                                     ftrace::StackKinds{o.stacks, o.user_stacks});
   if (!reader) return reader.error();
   c.reader_.emplace(std::move(*reader));
   return c;

@@ -55,6 +55,9 @@ struct CaptureOptions {
   // events the filters keep, one switch to undo) rather than a trigger per
   // event; triggers where the instance has no such option.
   bool stack_option = false;
+  // ftrace: user stacks from the instance's options/userstacktrace (the
+  // kernel walks user frame pointers, at most 8 frames).
+  bool user_stacks = false;
   // A filter (the kernel's event filter syntax) for every probe event; it
   // gates their stacks too.
   std::string filter;

@@ -74,6 +74,8 @@ void ThreadFilter::push(const ftrace::Event& e, const Callback& fn) {
   h.data.assign(e.data.begin(), e.data.end());
   h.stack.assign(e.stack.begin(), e.stack.end());
   h.stack_record.assign(e.stack_record.begin(), e.stack_record.end());
+  h.user_stack.assign(e.user_stack.begin(), e.user_stack.end());
+  h.user_stack_record.assign(e.user_stack_record.begin(), e.user_stack_record.end());
   held_.push_back(std::move(h));
   release(fn, 2, false);
 }
@@ -94,6 +96,8 @@ void ThreadFilter::release(const Callback& fn, int min_passes, bool force) {
       h.event.data = h.data;
       h.event.stack = h.stack;
       h.event.stack_record = h.stack_record;
+      h.event.user_stack = h.user_stack;
+      h.event.user_stack_record = h.user_stack_record;
       fn(h.event);
     }
     held_.pop_front();

@@ -98,6 +98,8 @@ class ThreadFilter {
     std::vector<uint8_t> data;
     std::vector<uint64_t> stack;
     std::vector<uint8_t> stack_record;
+    std::vector<uint64_t> user_stack;
+    std::vector<uint8_t> user_stack_record;
     int passes = 0;  // end_of_pass() calls since it was pushed
   };
   ThreadGroup::Verdict verdict(int tid);

@@ -137,7 +137,7 @@ class FtraceReaderRuntime : public ::testing::Test {
     if (buffer_kb != nullptr) inst_->set("buffer_size_kb", buffer_kb);
     inst_->trace_getppid(w_->pid(), stacks);
     ASSERT_EQ(inst_->error(), "");
-    auto r = ftrace::Reader::open(kTracing, inst_->name(), {"syscalls"}, stacks);
+    auto r = ftrace::Reader::open(kTracing, inst_->name(), {"syscalls"}, ftrace::StackKinds{stacks});
     ASSERT_TRUE(r.ok()) << r.error().str();
     r_.emplace(std::move(*r));
     t_.want_type = r_->event_id("syscalls", "sys_enter_getppid");
@@ -252,7 +252,7 @@ TEST_F(FtraceReaderRuntime, FloodWithStacksAccountsForEveryCall) {
 }
 
 TEST_F(FtraceReaderRuntime, OpenFailsForAMissingInstance) {
-  auto r = ftrace::Reader::open(kTracing, "tracekit_no_such_instance", {"syscalls"}, true);
+  auto r = ftrace::Reader::open(kTracing, "tracekit_no_such_instance", {"syscalls"}, ftrace::StackKinds{true});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().str().find("instances/tracekit_no_such_instance"), std::string::npos)
       << r.error().str();
@@ -261,7 +261,7 @@ TEST_F(FtraceReaderRuntime, OpenFailsForAMissingInstance) {
 TEST_F(FtraceReaderRuntime, OpenFailsForAMissingEventSystem) {
   TestInstance inst;
   ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"no_such_system"}, true);
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"no_such_system"}, ftrace::StackKinds{true});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().str().find("no_such_system"), std::string::npos) << r.error().str();
 }

@@ -155,7 +155,7 @@ TEST_F(TpointRuntime, LinesMatchTheKernelsTraceFile) {
   ASSERT_TRUE(inst->set_tracing_on(false));
   auto kernel = inst->read("trace");
   ASSERT_TRUE(kernel) << kernel.error().str();
-  auto reader = ftrace::Reader::open(*dir, inst->name(), {"syscalls"}, false);
+  auto reader = ftrace::Reader::open(*dir, inst->name(), {"syscalls"}, ftrace::StackKinds{});
   ASSERT_TRUE(reader) << reader.error().str();
   auto cmdlines = output::parse_saved_cmdlines(slurp(*dir + "/saved_cmdlines"));
   output::EventText text(

@@ -1,7 +1,7 @@
 // uprobe against the calls workload (tests/workloads/calls.c): work_unit(i,
 // 3) called for i = 0 .. N-1, returning 3i + 1. Exact counts, the decoded
-// argument and return values (their sums are known), -l, -v, and the same
-// events through perf-tools' uprobe.
+// argument and return values (their sums are known), user stacks (-s), -l,
+// -v, and the same events through perf-tools' uprobe.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -91,6 +91,39 @@ TEST_F(UprobeRuntime, AliasFilterAndBufferedMode) {
   auto [sum, n] = sum_of(r.out, " myprobe: (0x", "i");
   EXPECT_EQ(n, 100);
   EXPECT_EQ(sum, 99 * 100 / 2);
+}
+
+// -s: every event is followed by its user stack, whose first frame is the
+// probed address (the event's own "(0x...)"), resolved to work_unit; live
+// and buffered (read after the run, the process's mappings taken at start).
+TEST_F(UprobeRuntime, UserStacks) {
+  auto check = [](const std::string& out, long n) {
+    auto lines = lines_of(out);
+    long stacks = 0;
+    for (size_t i = 0; i + 2 < lines.size(); ++i) {
+      auto at = lines[i].find(" work_unit: (0x");
+      if (at == std::string::npos) continue;
+      std::string addr = lines[i].substr(at + 15, lines[i].find(')', at) - at - 15);
+      EXPECT_NE(lines[i + 1].find(": <user stack trace>"), std::string::npos) << lines[i + 1];
+      std::string want = " => work_unit <" + std::string(16 - addr.size(), '0') + addr + ">";
+      EXPECT_EQ(lines[i + 2], want);
+      stacks += lines[i + 1].find(": <user stack trace>") != std::string::npos;
+    }
+    EXPECT_EQ(stacks, n) << out.substr(0, 2000);
+  };
+  auto live = trace_calls({"-s", "-p", "PID", "p:WL:work_unit"});
+  ASSERT_EQ(live.exit_code, 0) << live.err;
+  check(live.out, kCalls);
+
+  Workload w("calls", {"53"});
+  Running t({tool_path("uprobe"), "-s", "-d", "3", "-p", w.pid_str(),
+             "p:" + workload_path("calls") + ":work_unit"});
+  ASSERT_TRUE(t.wait_for_stdout("(buffered)...\n", 60));
+  kill(w.pid(), SIGUSR1);
+  ASSERT_TRUE(w.wait_line("done", 60));
+  auto buffered = t.finish(60);
+  ASSERT_EQ(buffered.exit_code, 0) << buffered.err;
+  check(buffered.out, 53);
 }
 
 TEST_F(UprobeRuntime, ListAndView) {

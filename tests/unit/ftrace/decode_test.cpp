@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../fixtures.hpp"
 #include "symbols/kallsyms.hpp"
 #include "util/strings.hpp"
 
@@ -24,18 +25,10 @@ constexpr int kCalls = 101;  // getppid calls in the recording
 constexpr int kEnterId = 305;
 constexpr int kExitId = 304;
 constexpr int kStackId = 4;
+constexpr int kUserStackId = 13;  // user_stack.format, recorded on another kernel than kernel_stack's
 constexpr size_t kPage = 4096;
 
-std::string fixture_path(const std::string& name) {
-  const char* dir = std::getenv("TRACEKIT_FIXTURES");
-  return std::string(dir ? dir : "tests/fixtures") + "/ftrace/" + name;
-}
-
-std::string fixture(const std::string& name) {
-  auto text = read_file(fixture_path(name));
-  EXPECT_TRUE(text.ok()) << fixture_path(name) << " (run from the repository root)";
-  return text ? *text : std::string();
-}
+std::string fixture(const std::string& name) { return testing::fixture("ftrace/" + name); }
 
 TepPtr fixture_tep() {
   auto tep =
@@ -116,7 +109,7 @@ class FtraceDecodeFixture : public ::testing::Test {
     return pages();
   }
   Decoder decoder(bool pair, bool strip) {
-    auto d = Decoder::create(tep_.get(), pair, strip ? &syms_ : nullptr);
+    auto d = Decoder::create(tep_.get(), StackKinds{pair}, strip ? &syms_ : nullptr);
     EXPECT_TRUE(d.ok()) << (d ? "" : d.error().str());
     return std::move(*d);
   }
@@ -269,15 +262,15 @@ TEST(FtraceFormats, UnparsableFormatsAreCountedNotFatal) {
       {{"ftrace", fixture("kernel_stack.format")}, {"syscalls", "not a format"}}, &failures);
   ASSERT_TRUE(tep.ok());
   EXPECT_EQ(failures, 1);
-  EXPECT_TRUE(Decoder::create(tep->get(), true, nullptr).ok());
+  EXPECT_TRUE(Decoder::create(tep->get(), StackKinds{true}, nullptr).ok());
 }
 
 TEST(FtraceFormats, PairingNeedsKernelStack) {
   auto tep =
       tep_from_formats(fixture("header_page"), {{"syscalls", fixture("sys_enter_getppid.format")}});
   ASSERT_TRUE(tep.ok());
-  EXPECT_FALSE(Decoder::create(tep->get(), true, nullptr).ok());
-  EXPECT_TRUE(Decoder::create(tep->get(), false, nullptr).ok());
+  EXPECT_FALSE(Decoder::create(tep->get(), StackKinds{true}, nullptr).ok());
+  EXPECT_TRUE(Decoder::create(tep->get(), StackKinds{}, nullptr).ok());
 }
 
 // Pages built by hand, in the ring buffer's layout: u64 timestamp, u64
@@ -299,6 +292,18 @@ class PageBuilder {
     std::memcpy(d.data() + 16, frames.data(), frames.size() * 8);
     return record(d, 1);
   }
+  // A user_stack record: tgid, then caller[8] (zero-filled past frames).
+  PageBuilder& user_stack(int pid, int tgid, std::vector<uint64_t> frames) {
+    frames.resize(8, 0);
+    std::vector<uint8_t> d(16 + 64, 0);
+    put_common(d, kUserStackId, pid);
+    uint32_t t = static_cast<uint32_t>(tgid);
+    std::memcpy(d.data() + 8, &t, 4);
+    std::memcpy(d.data() + 16, frames.data(), 64);
+    return record(d, 1);
+  }
+  // Whether another record of data_bytes fits on the page.
+  bool fits(size_t data_bytes) const { return off_ + 4 + data_bytes <= kPage; }
   PageBuilder& missed() {
     flags_ |= 1ull << 31;
     return *this;
@@ -337,7 +342,7 @@ class FtraceDecodeBuilt : public ::testing::Test {
                                  {"syscalls", fixture("sys_exit_getppid.format")}});
     ASSERT_TRUE(tep.ok());
     tep_ = std::move(*tep);
-    auto d = Decoder::create(tep_.get(), true, nullptr);
+    auto d = Decoder::create(tep_.get(), StackKinds{true}, nullptr);
     ASSERT_TRUE(d.ok());
     d_.emplace(std::move(*d));
   }
@@ -424,7 +429,7 @@ TEST(FtraceStrip, AStackOfOnlyTracingFramesIsKeptWhole) {
       "ffffffff81000300 T do_work\n"
       "ffffffff81000400 T _etext\n");
   auto syms = symbols::KernelSymbols::parse(in);
-  auto d = Decoder::create(tep->get(), true, &syms);
+  auto d = Decoder::create(tep->get(), StackKinds{true}, &syms);
   ASSERT_TRUE(d.ok());
   Collector c;
   PageBuilder p;
@@ -485,6 +490,135 @@ TEST(FtraceTracingFrame, Table) {
       {"", false},
   };
   for (auto& c : cases) EXPECT_EQ(is_tracing_frame(c.name), c.tracing) << c.name;
+}
+
+// User stacks (options/userstacktrace): a user_stack record after the event
+// and after its kernel_stack record when there is one.
+class FtraceDecodeUserStacks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto tep = tep_from_formats(fixture("header_page"),
+                                {{"ftrace", fixture("kernel_stack.format")},
+                                 {"ftrace", fixture("user_stack.format")},
+                                 {"syscalls", fixture("sys_enter_getppid.format")},
+                                 {"syscalls", fixture("sys_exit_getppid.format")}});
+    ASSERT_TRUE(tep.ok());
+    tep_ = std::move(*tep);
+  }
+  Decoder decoder(StackKinds k) {
+    auto d = Decoder::create(tep_.get(), k, nullptr);
+    EXPECT_TRUE(d.ok());
+    return std::move(*d);
+  }
+  // Copies what the callback sees, user stack included.
+  struct UserSeen {
+    int type;
+    bool has_stack, has_user_stack;
+    std::vector<uint64_t> stack, user_stack;
+    int tgid;
+    std::vector<uint8_t> stack_record, user_stack_record;
+  };
+  Reader::Callback collect() {
+    return [this](const Event& e) {
+      seen_.push_back({e.type, e.has_stack, e.has_user_stack,
+                       {e.stack.begin(), e.stack.end()}, {e.user_stack.begin(), e.user_stack.end()},
+                       e.user_tgid, {e.stack_record.begin(), e.stack_record.end()},
+                       {e.user_stack_record.begin(), e.user_stack_record.end()}});
+    };
+  }
+  TepPtr tep_;
+  std::vector<UserSeen> seen_;
+};
+
+TEST_F(FtraceDecodeUserStacks, UserStackAloneIsPairedAndEndsAtTheFirstZero) {
+  Decoder d = decoder({.kernel = false, .user = true});
+  PageBuilder p;
+  p.event(kEnterId, 7).user_stack(7, 5, {0x5000, 0x7000});
+  p.event(kEnterId, 7).event(kExitId, 8).user_stack(8, 8, {0x1, 0x2, 0x3, 0x4, 0x5, 0x6, 0x7, 0x8});
+  EXPECT_EQ(d.decode_page(0, p.bytes(), collect()), 3u);
+  ASSERT_EQ(seen_.size(), 3u);
+  EXPECT_TRUE(seen_[0].has_user_stack);
+  EXPECT_FALSE(seen_[0].has_stack);
+  EXPECT_EQ(seen_[0].user_stack, (std::vector<uint64_t>{0x5000, 0x7000}));
+  EXPECT_EQ(seen_[0].tgid, 5);
+  EXPECT_FALSE(seen_[1].has_user_stack);  // the next event came first
+  EXPECT_EQ(seen_[2].user_stack.size(), 8u);
+  EXPECT_EQ(d.unpaired(), 1u);
+  EXPECT_EQ(d.orphan_stacks(), 0u);
+}
+
+TEST_F(FtraceDecodeUserStacks, KernelThenUserStackBothPaired) {
+  Decoder d = decoder({.kernel = true, .user = true});
+  PageBuilder p;
+  p.event(kEnterId, 7).stack(7, {0x10, 0x20}).user_stack(7, 7, {0x5000});
+  p.event(kEnterId, 7).user_stack(7, 7, {0x6000});  // kernel stack lost: user still pairs
+  p.event(kEnterId, 7).user_stack(7, 7, {0x6000}).stack(7, {0x30});  // out of order: orphan
+  d.decode_page(0, p.bytes(), collect());
+  d.finish(collect());
+  ASSERT_EQ(seen_.size(), 3u);
+  EXPECT_EQ(seen_[0].stack, (std::vector<uint64_t>{0x10, 0x20}));
+  EXPECT_EQ(seen_[0].user_stack, (std::vector<uint64_t>{0x5000}));
+  EXPECT_FALSE(seen_[1].has_stack);
+  EXPECT_EQ(seen_[1].user_stack, (std::vector<uint64_t>{0x6000}));
+  EXPECT_TRUE(seen_[2].has_user_stack);
+  EXPECT_FALSE(seen_[2].has_stack);
+  EXPECT_EQ(d.unpaired(), 2u);
+  EXPECT_EQ(d.orphan_stacks(), 1u);
+}
+
+TEST_F(FtraceDecodeUserStacks, OldKernelsEndAShortWalkWithAllOnes) {
+  Decoder d = decoder({.user = true});
+  PageBuilder p;
+  p.event(kEnterId, 7).user_stack(7, 7, {0x5000, ~uint64_t{0}, 0x9999});
+  d.decode_page(0, p.bytes(), collect());
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_EQ(seen_[0].user_stack, (std::vector<uint64_t>{0x5000}));
+}
+
+TEST_F(FtraceDecodeUserStacks, UnpairedUserStacksAreSkippedWhenNotAsked) {
+  Decoder d = decoder({.kernel = true});
+  PageBuilder p;
+  p.event(kEnterId, 7).stack(7, {0x10}).user_stack(7, 7, {0x5000});
+  d.decode_page(0, p.bytes(), collect());
+  d.finish(collect());
+  ASSERT_EQ(seen_.size(), 1u);
+  EXPECT_FALSE(seen_[0].has_user_stack);
+  EXPECT_EQ(d.orphan_stacks(), 0u);
+  EXPECT_EQ(d.unpaired(), 0u);
+}
+
+// An event and its kernel stack at the end of one page, its user stack at
+// the top of the next: the page buffer is reused between reads, so the
+// records waiting for the user stack must be copies.
+TEST_F(FtraceDecodeUserStacks, RecordsSurviveTheirPageWhileWaiting) {
+  Decoder d = decoder({.kernel = true, .user = true});
+  PageBuilder a;
+  while (a.fits(12 + 4 + 24 + 4 + 12 + 4 + 24)) a.event(kEnterId, 7).stack(7, {0x1, 0x2});
+  a.event(kEnterId, 9).stack(9, {0xaa, 0xbb});
+  std::vector<uint8_t> page(a.bytes().begin(), a.bytes().end());
+  d.decode_page(0, page, collect());
+  std::fill(page.begin(), page.end(), 0xee);  // the reader's next read overwrites it
+  size_t before = seen_.size();
+  PageBuilder b;
+  b.user_stack(9, 9, {0x5000});
+  d.decode_page(0, b.bytes(), collect());
+  ASSERT_EQ(seen_.size(), before + 1);
+  const auto& s = seen_.back();
+  EXPECT_EQ(s.type, kEnterId);
+  EXPECT_EQ(s.stack, (std::vector<uint64_t>{0xaa, 0xbb}));
+  EXPECT_EQ(s.user_stack, (std::vector<uint64_t>{0x5000}));
+  ASSERT_EQ(s.stack_record.size(), 16u + 16u);
+  uint64_t first;
+  std::memcpy(&first, s.stack_record.data() + 16, 8);
+  EXPECT_EQ(first, 0xaau);
+}
+
+TEST(FtraceFormats, UserStackPairingNeedsItsFormat) {
+  auto tep = tep_from_formats(fixture("header_page"), {{"ftrace", fixture("kernel_stack.format")},
+                                                       {"syscalls", fixture("sys_enter_getppid.format")}});
+  ASSERT_TRUE(tep.ok());
+  EXPECT_FALSE(Decoder::create(tep->get(), {.user = true}, nullptr).ok());
+  EXPECT_TRUE(Decoder::create(tep->get(), {.kernel = true}, nullptr).ok());
 }
 
 }  // namespace

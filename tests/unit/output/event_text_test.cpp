@@ -4,9 +4,19 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <sstream>
 
+#include <unistd.h>
+
+#include "../fixtures.hpp"
+#include "ftrace/decode.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/user.hpp"
+#include "util/strings.hpp"
+
+// A function of this test's own process for a user stack to resolve to.
+extern "C" __attribute__((noinline, used)) int event_text_user_frame(int x) { return 3 * x + 1; }
 
 namespace tracekit::output {
 namespace {
@@ -94,6 +104,52 @@ TEST(EventTextTest, UprobeAddressesAsTheKernelPrintsThem) {
   EXPECT_EQ(user_probe_ip("wu: (5639eadcc265 <- 5639eadcc2e6) ret=4"),
             "wu: (0x5639eadcc2e6 <- 0x5639eadcc265) ret=4");
   EXPECT_EQ(user_probe_ip("wu: (0x55836c90a265) i=0"), "wu: (0x55836c90a265) i=0");
+}
+
+// A user stack entry as the kernel lays out its userstacktrace entry, frames
+// resolved in this process; unresolved ones as the kernel prints them.
+TEST(EventTextTest, UserStackEntry) {
+  auto tep = ftrace::tep_from_formats(
+      testing::fixture("ftrace/header_page"),
+      {{"ftrace", testing::fixture("ftrace/user_stack.format")},
+       {"syscalls", testing::fixture("ftrace/sys_enter_getppid.format")}});
+  ASSERT_TRUE(tep.ok());
+  std::vector<uint8_t> rec(16, 0), urec(80, 0);
+  const uint16_t type = 305;  // sys_enter_getppid.format's ID
+  const int32_t pid = 42;
+  std::memcpy(rec.data(), &type, 2);
+  std::memcpy(rec.data() + 4, &pid, 4);
+  urec[2] = 0x01;  // irqs off, on the user_stack record only
+  std::vector<uint64_t> frames = {reinterpret_cast<uint64_t>(&event_text_user_frame), 0x1};
+  ftrace::Event e;
+  e.cpu = 1;
+  e.ts = 512123456789ull;
+  e.pid = pid;
+  e.type = type;
+  e.data = rec;
+  e.has_user_stack = true;
+  e.user_stack = frames;
+  e.user_tgid = getpid();
+  e.user_stack_record = urec;
+  e.user_stack_ts = 512123457789ull;
+  symbols::UserSymbols usyms;
+  EventText text(tep->get(), [](int) { return std::string("calls"); }, nullptr, true,
+                 EventText::ProbeAddresses::kAsFormatted, &usyms);
+  std::ostringstream out;
+  text.print(out, e);
+  char addr[32];
+  std::snprintf(addr, sizeof addr, "%016llx", static_cast<unsigned long long>(frames[0]));
+  EXPECT_EQ(out.str(),
+            "           calls-42      [001] .....   512.123457: sys_getppid()\n"
+            "           calls-42      [001] d....   512.123458: <user stack trace>\n"
+            " => event_text_user_frame <" + std::string(addr) + ">\n"
+            " =>  <0000000000000001>\n");
+
+  EventText bare(tep->get(), [](int) { return std::string("calls"); }, nullptr, true);
+  std::ostringstream plain;
+  bare.print(plain, e);
+  EXPECT_NE(plain.str().find(" =>  <" + std::string(addr) + ">\n"), std::string::npos)
+      << plain.str();
 }
 
 }  // namespace
