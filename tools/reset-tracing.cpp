@@ -1,6 +1,7 @@
-// reset-tracing: remove what killed tracekit runs left in tracefs; with -f,
-// also what live runs hold, and the global ftrace state perf-tools'
-// reset-ftrace resets.
+// reset-tracing: remove what killed tracekit runs left in tracefs (and a
+// stale ftrace lock); with -f, also what live runs hold, the ftrace lock
+// whoever holds it, and the global ftrace state perf-tools' reset-ftrace
+// resets.
 #include <unistd.h>
 
 #include <cerrno>
@@ -11,6 +12,7 @@
 #include "cli/command.hpp"
 #include "tools.hpp"
 #include "tracefs/leftovers.hpp"
+#include "tracefs/top_level.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::tools {
@@ -67,6 +69,15 @@ int reset_tracing_main(int argc, char** argv) {
   auto left = tracefs::remove_leftovers(*dir, o.force);
   size_t failed = report(left, "removed", "remove", o.quiet);
   size_t removed = left.removed.size(), reset = 0;
+  // perf-tools' lock: left by a killed run of ours (or theirs), or with -f
+  // whoever holds it, as reset-ftrace -f does.
+  if (auto lock = tracefs::remove_lock(o.force); !lock) {
+    std::cerr << "reset-tracing: " << lock.error().str() << "\n";
+    ++failed;
+  } else if (!lock->empty()) {
+    if (!o.quiet) std::cout << "removed ftrace lock " << *lock << "\n";
+    ++removed;
+  }
   if (o.force) {
     if (!o.quiet) std::cout << "Resetting global ftrace state...\n";
     auto global = tracefs::reset_global(*dir);

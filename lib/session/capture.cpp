@@ -89,7 +89,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   if (o.buffer_kb)
     if (auto st = in.set_buffer_size_kb(o.buffer_kb); !st) return st.error();
   if (o.cpu)
-    if (auto st = in.write("tracing_cpumask", cpu_mask(*o.cpu)); !st) return st.error();
+    if (auto st = in.set("tracing_cpumask", cpu_mask(*o.cpu)); !st) return st.error();
 
   const bool functions = !probes.functions().empty();
   std::vector<std::string> systems = probes.systems();
@@ -108,14 +108,16 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     if (c.follows_) {
       // The fork options first: the kernel follows forks from then on, so
       // a thread created after a listing is added with its parent.
-      std::vector<const char*> lists{"set_event_pid"};
+      using List = tracefs::Instance::PidList;
+      std::vector<List> lists{List::kEvents};
       if (auto st = in.set_option("event-fork", true); !st) return st.error();
       if (functions) {
         if (auto st = in.set_option("function-fork", true); !st) return st.error();
-        lists.push_back("set_ftrace_pid");
+        lists.push_back(List::kFunctions);
       }
-      for (const char* l : lists)
-        if (auto st = in.set_pids(l, threads); !st) return st.error();
+      if (auto st = in.set_event_pid(threads); !st) return st.error();
+      if (functions)
+        if (auto st = in.set_ftrace_pid(threads); !st) return st.error();
       // Threads created between the listing and the write have a parent on
       // the list too late: list again until nothing is new. Nothing is
       // traced yet, so nothing they did is missed.
@@ -125,7 +127,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
         for (int t : threads_of(*o.pid))
           if (listed.insert(t).second) fresh.push_back(t);
         if (fresh.empty()) break;
-        for (const char* l : lists)
+        for (List l : lists)
           if (auto st = in.add_pids(l, fresh); !st) return st.error();
         threads.insert(threads.end(), fresh.begin(), fresh.end());
       }
@@ -173,7 +175,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   }
   if (functions) {
     if (o.pid && !c.follows_)
-      if (auto st = in.set_pids("set_ftrace_pid", threads); !st) return st.error();
+      if (auto st = in.set_ftrace_pid(threads); !st) return st.error();
     if (auto st = in.start_function_tracer(probes.functions(), o.stacks); !st) return st.error();
   }
   // Opened last: the kernel refuses to change current_tracer while a

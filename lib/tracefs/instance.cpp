@@ -168,6 +168,12 @@ std::optional<uint64_t> parse_dropped_events(std::string_view stats) {
   return std::nullopt;
 }
 
+Instance::Instance(std::string top, std::string name, std::string path)
+    : top_(std::move(top)),
+      name_(std::move(name)),
+      path_(std::move(path)),
+      log_(path_, {path_, top_}) {}
+
 Result<Instance> Instance::create(const std::string& tracing_dir) {
   const std::string instances = tracing_dir + "/instances";
   if (!exists(instances))
@@ -176,10 +182,8 @@ Result<Instance> Instance::create(const std::string& tracing_dir) {
   // A name may already exist if a dead run had our pid: take the next one
   // (remove_leftovers() cannot tell that run from us).
   for (int tries = 0; tries < 1000; ++tries) {
-    Instance inst;
-    inst.top_ = tracing_dir;
-    inst.name_ = "tracekit_" + std::to_string(getpid()) + "_" + std::to_string(g_next_instance++);
-    inst.path_ = instances + "/" + inst.name_;
+    std::string name = "tracekit_" + std::to_string(getpid()) + "_" + std::to_string(g_next_instance++);
+    Instance inst(tracing_dir, name, instances + "/" + name);
     record("mkdir " + inst.path_);
     if (mkdir(inst.path_.c_str(), 0755) == 0) {
       inst.owned_ = true;
@@ -198,10 +202,9 @@ Instance::Instance(Instance&& o) noexcept
     : top_(std::move(o.top_)),
       name_(std::move(o.name_)),
       path_(std::move(o.path_)),
-      undo_(std::move(o.undo_)),
+      log_(std::move(o.log_)),
       owned_(o.owned_),
       exit_slot_(o.exit_slot_) {
-  o.undo_.clear();
   o.owned_ = false;
   o.exit_slot_ = -1;
 }
@@ -212,16 +215,11 @@ constexpr size_t kSlowTeardownEvents = 32;
 
 Instance::~Instance() {
   if (!owned_) return;
-  size_t events = 0;
-  for (const auto& u : undo_)
-    if (u.rel.size() > 7 && u.rel.compare(u.rel.size() - 7, 7, "/enable") == 0) ++events;
+  size_t events = log_.count_pushed("/enable");
   if (events >= kSlowTeardownEvents)
     std::cerr << program_invocation_short_name << ": detaching " << events
               << " events (Ctrl-C again to leave the rest to the next run)..." << std::endl;
-  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) {
-    auto s = write_control(path_ + "/" + it->rel, it->text, it->append, {path_, top_});
-    if (!s) std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
-  }
+  log_.undo();
   if (auto s = remove_dir(path_); !s) {
     Error e = s.error();
     e.message = "cannot remove tracefs instance";
@@ -234,50 +232,47 @@ Instance::~Instance() {
   remove_exit_write(exit_slot_);
 }
 
-Status Instance::write(const std::string& rel, const std::string& text) const {
-  return write_control(path_ + "/" + rel, text, false, {path_, top_});
+Result<std::string> Instance::read(const std::string& rel) const { return log_.read(rel); }
+
+Status Instance::set(const std::string& rel, const std::string& value) {
+  return log_.set(rel, value);
 }
 
-Status Instance::append(const std::string& rel, const std::string& text) const {
-  return write_control(path_ + "/" + rel, text, true, {path_, top_});
+namespace {
+
+Error no_such_event(const std::string& path, const std::string& top, const std::string& system,
+                    const std::string& event) {
+  return Error{ENOENT, "no such event " + system + ":" + event, path,
+               "see " + top + "/available_events"};
 }
 
-Result<std::string> Instance::read(const std::string& rel) const {
-  return read_file(path_ + "/" + rel);
-}
+}  // namespace
 
 Status Instance::enable_event(const std::string& system, const std::string& event) {
   const std::string dir = "events/" + system + "/" + event;
-  if (!exists(path_ + "/" + dir))
-    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
-                 "see " + top_ + "/available_events"};
-  auto s = write(dir + "/enable", "1");
-  if (!s) return s;
-  undo_.push_back({dir + "/enable", "0", false});
-  return {};
+  if (!has(dir)) return no_such_event(path_ + "/" + dir, top_, system, event);
+  return log_.change(dir + "/enable", "1", false, "0", false);
 }
 
 Status Instance::set_filter(const std::string& system, const std::string& event,
                             const std::string& filter) {
   const std::string dir = "events/" + system + "/" + event;
-  if (!exists(path_ + "/" + dir))
-    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
-                 "see " + top_ + "/available_events"};
-  auto s = write(dir + "/filter", filter);
+  if (!has(dir)) return no_such_event(path_ + "/" + dir, top_, system, event);
+  // "0" clears a filter.
+  auto s = log_.change(dir + "/filter", filter, false, "0", false);
   if (!s) return with_hint(s.error(), "bad filter? see the event's format file for fields");
-  undo_.push_back({dir + "/filter", "0", false});  // "0" clears a filter
   return {};
 }
 
 Status Instance::add_trigger(const std::string& system, const std::string& event,
                              const std::string& trigger) {
   const std::string dir = "events/" + system + "/" + event;
-  if (!exists(path_ + "/" + dir))
-    return Error{ENOENT, "no such event " + system + ":" + event, path_ + "/" + dir,
-                 "see " + top_ + "/available_events"};
+  if (!has(dir)) return no_such_event(path_ + "/" + dir, top_, system, event);
   std::string removal = trigger_removal(trigger);
   if (removal.empty()) return Error{EINVAL, "empty trigger for " + system + ":" + event, {}, {}};
-  auto s = append(dir + "/trigger", trigger);
+  // Truncating the trigger file does not remove a stacktrace trigger: the
+  // kernel wants "!command" appended.
+  auto s = log_.change(dir + "/trigger", trigger, true, removal, true);
   if (!s) {
     if (s.error().err == EEXIST)
       return with_hint(s.error(), "a trigger of this kind is already set on the event");
@@ -285,39 +280,90 @@ Status Instance::add_trigger(const std::string& system, const std::string& event
       return with_hint(s.error(), "the kernel lists the triggers it knows in the trigger file");
     return s;
   }
-  // Truncating the trigger file does not remove a stacktrace trigger: the
-  // kernel wants "!command" appended.
-  undo_.push_back({dir + "/trigger", removal, true});
   return {};
 }
 
 Status Instance::set_option(const std::string& option, bool on) {
   const std::string rel = "options/" + option;
-  auto before = read(rel);
-  if (!before)
-    return Error{before.error().err, "no such trace option " + option, path_ + "/" + rel,
-                 "see trace_options"};
-  auto s = write(rel, on ? "1" : "0");
-  if (!s) return s;
-  undo_.push_back({rel, std::string(trim(*before)), false});
-  return {};
+  if (!has(rel))
+    return Error{ENOENT, "no such trace option " + option, path_ + "/" + rel, "see trace_options"};
+  return log_.set(rel, on ? "1" : "0");
 }
 
 Status Instance::set_buffer_size_kb(size_t kb) {
   // Not undone: the buffer goes away with the instance, and shrinking it
   // first would only cost time.
-  auto s = write("buffer_size_kb", std::to_string(kb));
+  auto s = log_.write("buffer_size_kb", std::to_string(kb));
   if (!s && s.error().err == ENOMEM) return with_hint(s.error(), "ask for a smaller buffer");
   return s;
 }
 
-Status Instance::set_tracing_on(bool on) {
-  auto before = read("tracing_on");
-  if (!before) return before.error();
-  auto s = write("tracing_on", on ? "1" : "0");
-  if (!s) return s;
-  undo_.push_back({"tracing_on", std::string(trim(*before)), false});
-  return {};
+Status Instance::set_tracing_on(bool on) { return log_.set("tracing_on", on ? "1" : "0"); }
+
+namespace {
+
+// Says why the kernel refused a function tracer setting.
+Error tracer_refused(Error e, const std::string& what, const std::string& config) {
+  if (e.err == EPERM) {
+    e.message = "the kernel refuses the " + what + ": " + e.message;
+    e.hint = join_hint(
+        "kernel lockdown or a security policy forbids function tracing here; "
+        "trace a tracepoint or a uprobe instead",
+        e.hint);
+  } else if (e.err == ENOENT || e.err == ENODEV) {
+    e.message = "this kernel has no " + what + ": " + e.message;
+    e.hint = join_hint(config + " is off; trace a tracepoint instead", e.hint);
+  }
+  return e;
+}
+
+}  // namespace
+
+Status Instance::set_tracer(const std::string& tracer) {
+  const std::string what = tracer + " tracer";
+  const std::string config = tracer == "function_graph" ? "CONFIG_FUNCTION_GRAPH_TRACER"
+                             : tracer == "function"     ? "CONFIG_FUNCTION_TRACER"
+                                                        : "the kernel option of the " + what;
+  auto s = log_.change("current_tracer", tracer, false, "nop", false);
+  if (s) return {};
+  Error e = s.error();
+  if (e.err == EINVAL) {
+    // An unknown tracer: the kernel lists the ones it has.
+    auto tracers = log_.read("available_tracers");
+    e.message = "this kernel has no " + what + ": " + e.message;
+    e.hint = join_hint(config + " is off" +
+                           (tracers ? " (available_tracers: " + std::string(trim(*tracers)) + ")"
+                                    : std::string()),
+                       e.hint);
+    return e;
+  }
+  return tracer_refused(e, what, config);
+}
+
+Status Instance::set_function_list(const std::string& rel,
+                                   const std::vector<std::string>& functions) {
+  if (functions.empty())
+    return Error{EINVAL, "an empty function list", path_ + "/" + rel,
+                 "an empty list means every function: name at least one"};
+  std::string list;
+  for (const auto& f : functions) list += (list.empty() ? "" : " ") + f;
+  // Emptied by truncation at the end.
+  auto s = log_.change(rel, list, false, "", false);
+  if (s) return {};
+  if (s.error().err == EINVAL)
+    return with_hint(s.error(), "a function is not traceable (see available_filter_functions)");
+  return tracer_refused(s.error(), "function tracer", "CONFIG_FUNCTION_TRACER");
+}
+
+Status Instance::set_ftrace_filter(const std::vector<std::string>& functions) {
+  return set_function_list("set_ftrace_filter", functions);
+}
+
+Status Instance::set_graph_function(const std::vector<std::string>& functions) {
+  if (!has("set_graph_function") && has("set_ftrace_filter"))
+    return Error{ENOENT, "this kernel has no function_graph tracer", path_ + "/set_graph_function",
+                 "CONFIG_FUNCTION_GRAPH_TRACER is off"};
+  return set_function_list("set_graph_function", functions);
 }
 
 Status Instance::start_function_tracer(const std::vector<std::string>& functions,
@@ -327,38 +373,13 @@ Status Instance::start_function_tracer(const std::vector<std::string>& functions
                  "the function tracer needs at least one function",
                  {},
                  "tracing every function with stacks would swamp the buffer"};
-  auto refused = [](Error e) {
-    if (e.err == EPERM) {
-      e.message = "the kernel refuses the function tracer: " + e.message;
-      e.hint = join_hint(
-          "kernel lockdown or a security policy forbids function tracing here; "
-          "trace a tracepoint or a uprobe instead",
-          e.hint);
-    } else if (e.err == ENOENT || e.err == ENODEV) {
-      e.message = "this kernel has no function tracer: " + e.message;
-      e.hint = join_hint("CONFIG_FUNCTION_TRACER is off; trace a tracepoint instead", e.hint);
-    }
-    return e;
-  };
-  std::string list;
-  for (const auto& f : functions) list += (list.empty() ? "" : " ") + f;
-  auto s = write("set_ftrace_filter", list);
-  if (!s) {
-    if (s.error().err == EINVAL)
-      return with_hint(s.error(), "a function is not traceable (see available_filter_functions)");
-    return refused(s.error());
-  }
-  undo_.push_back({"set_ftrace_filter", "", false});
-  if (stack_trace) {
+  if (auto s = set_ftrace_filter(functions); !s) return s;
+  if (stack_trace)
     if (auto o = set_option("func_stack_trace", true); !o) return o;
-  }
-  s = write("current_tracer", "function");
-  if (!s) return refused(s.error());
-  undo_.push_back({"current_tracer", "nop", false});
-  return {};
+  return set_tracer("function");
 }
 
-bool Instance::has(const std::string& rel) const { return exists(path_ + "/" + rel); }
+bool Instance::has(const std::string& rel) const { return log_.has(rel); }
 
 namespace {
 
@@ -368,18 +389,28 @@ std::string pid_list(const std::vector<int>& pids) {
   return list;
 }
 
+const char* pid_file(Instance::PidList list) {
+  return list == Instance::PidList::kEvents ? "set_event_pid" : "set_ftrace_pid";
+}
+
 }  // namespace
 
 Status Instance::set_pids(const std::string& rel, const std::vector<int>& pids) {
-  auto s = write(rel, pid_list(pids));
-  if (!s) return s;
-  undo_.push_back({rel, "", false});  // an empty write truncates: no pid filter
-  return {};
+  // An empty write truncates: no pid filter.
+  return log_.change(rel, pid_list(pids), false, "", false);
 }
 
-Status Instance::add_pids(const std::string& rel, const std::vector<int>& pids) const {
+Status Instance::set_event_pid(const std::vector<int>& pids) {
+  return set_pids(pid_file(PidList::kEvents), pids);
+}
+
+Status Instance::set_ftrace_pid(const std::vector<int>& pids) {
+  return set_pids(pid_file(PidList::kFunctions), pids);
+}
+
+Status Instance::add_pids(PidList list, const std::vector<int>& pids) const {
   if (pids.empty()) return {};
-  return append(rel, pid_list(pids));
+  return log_.append(pid_file(list), pid_list(pids));
 }
 
 Result<uint64_t> Instance::dropped_events(int cpu) const {

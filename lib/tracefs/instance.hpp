@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracefs/undo_log.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::tracefs {
@@ -47,11 +48,14 @@ class Instance {
   const std::string& name() const { return name_; }
   const std::string& path() const { return path_; }  // <tracing_dir>/instances/<name>
 
-  // File access relative to path(). write() truncates, append() appends.
-  // Error: errno, the path, and the kernel's error_log line when it wrote one.
-  Status write(const std::string& rel, const std::string& text) const;
-  Status append(const std::string& rel, const std::string& text) const;
+  // A file of the instance, relative to path().
   Result<std::string> read(const std::string& rel) const;
+
+  // The generic undoable setter, for any control file that holds one value
+  // (tracing_cpumask, trace_clock, buffer_percent, options/*, ...): the
+  // value before is restored at the end (UndoLog::set). Error: errno, the
+  // path, and the kernel's error_log line when it wrote one.
+  Status set(const std::string& rel, const std::string& value);
 
   // Enables events/<system>/<event> in this instance (disabled again at the
   // end). Error: no such event (hint: available_events).
@@ -70,36 +74,45 @@ class Instance {
   // tracing_on (restored at the end).
   Status set_tracing_on(bool on);
 
-  // The function tracer in this instance, restricted to functions
-  // (set_ftrace_filter), with a kernel stack after every call when
-  // stack_trace (options/func_stack_trace). Error: the kernel refuses
-  // (EPERM under lockdown, ENODEV without CONFIG_FUNCTION_TRACER), or a
-  // function is not traceable, or functions is empty (EINVAL).
+  // current_tracer ("function", "function_graph", "nop"; nop again at the
+  // end). Error: the kernel refuses (EPERM under lockdown), or has no such
+  // tracer (the message names the CONFIG option and the tracers it has).
+  Status set_tracer(const std::string& tracer);
+  // The functions the function tracers trace (set_ftrace_filter), and the
+  // functions function_graph starts its graphs at (set_graph_function),
+  // emptied again at the end. Error: functions is empty (EINVAL: an empty
+  // list means every function), a function is not traceable (EINVAL), or
+  // the kernel has no function tracer (ENOENT).
+  Status set_ftrace_filter(const std::vector<std::string>& functions);
+  Status set_graph_function(const std::vector<std::string>& functions);
+  // The function tracer in this instance, restricted to functions, with a
+  // kernel stack after every call when stack_trace
+  // (options/func_stack_trace). Errors as set_ftrace_filter and set_tracer.
   Status start_function_tracer(const std::vector<std::string>& functions, bool stack_trace);
 
   // Whether the instance has the control file or directory rel (a feature
   // probe: set_event_pid, options/event-fork, ...).
   bool has(const std::string& rel) const;
-  // A pid list file (set_event_pid, set_ftrace_pid): set_pids replaces its
-  // content with pids (cleared at the end: opening the file with O_TRUNC
-  // empties the list); add_pids appends to it. Error: the file is missing,
-  // or the kernel refuses the list (EINVAL).
-  Status set_pids(const std::string& rel, const std::vector<int>& pids);
-  Status add_pids(const std::string& rel, const std::vector<int>& pids) const;
+  // The pid lists: set_event_pid gates events, set_ftrace_pid the function
+  // tracers. set_* replaces the list with pids (emptied at the end: opening
+  // the file with O_TRUNC empties it); add_pids appends to one. Error: the
+  // file is missing (set_event_pid came in Linux 4.4), or the kernel
+  // refuses the list (EINVAL).
+  enum class PidList { kEvents, kFunctions };
+  Status set_event_pid(const std::vector<int>& pids);
+  Status set_ftrace_pid(const std::vector<int>& pids);
+  Status add_pids(PidList list, const std::vector<int>& pids) const;
 
   // "dropped events" of per_cpu/cpu<cpu>/stats (overwrite=0: events the
   // full buffer refused). Error: the file cannot be read or parsed.
   Result<uint64_t> dropped_events(int cpu) const;
 
  private:
-  Instance() = default;
-  struct Undo {
-    std::string rel;   // file, relative to path_
-    std::string text;  // what to write
-    bool append;
-  };
+  Instance(std::string top, std::string name, std::string path);
+  Status set_pids(const std::string& rel, const std::vector<int>& pids);
+  Status set_function_list(const std::string& rel, const std::vector<std::string>& functions);
   std::string top_, name_, path_;
-  std::vector<Undo> undo_;
+  UndoLog log_;  // relative to path_
   bool owned_ = false;
   int exit_slot_ = -1;  // util/exit_writes: tracing_on 0 on an abrupt exit
 };

@@ -19,9 +19,9 @@ TEST(TracefsInstancePidsTest, SetAddThenClearedAtTheEnd) {
     ASSERT_TRUE(r) << r.error().str();
     rel = "instances/" + r->name();
     t.put(rel + "/set_event_pid", "");
-    ASSERT_TRUE(r->set_pids("set_event_pid", {42, 43}));
-    ASSERT_TRUE(r->add_pids("set_event_pid", {44}));
-    ASSERT_TRUE(r->add_pids("set_event_pid", {}));  // nothing to write
+    ASSERT_TRUE(r->set_event_pid({42, 43}));
+    ASSERT_TRUE(r->add_pids(Instance::PidList::kEvents, {44}));
+    ASSERT_TRUE(r->add_pids(Instance::PidList::kEvents, {}));  // nothing to write
     EXPECT_EQ(t.get(rel + "/set_event_pid"), "42 43\n44\n");
   }
   testing::internal::GetCapturedStderr();  // the rmdir of a non-empty fake dir fails
@@ -39,7 +39,7 @@ TEST(TracefsInstancePidsTest, MissingFileIsAnErrorAndNothingToUndo) {
     auto r = Instance::create(t.dir());
     ASSERT_TRUE(r);
     rel = "instances/" + r->name();
-    auto st = r->set_pids("set_event_pid", {1});
+    auto st = r->set_event_pid({1});
     ASSERT_FALSE(st);
     EXPECT_EQ(st.error().err, ENOENT);
     EXPECT_NE(st.error().path.find("set_event_pid"), std::string::npos);

@@ -224,25 +224,91 @@ TEST(TracefsInstanceTest, MovedFromInstanceDoesNothing) {
   EXPECT_EQ(t.writes(), (Lines{"mkdir T/instances/" + name, "rmdir T/instances/" + name}));
 }
 
-TEST(TracefsInstanceTest, WriteAppendRead) {
+TEST(TracefsInstanceTest, GenericSetterRestoresTheValueBefore) {
   FakeTree t;
-  auto r = Instance::create(t.dir());
-  ASSERT_TRUE(r);
-  t.put("instances/" + r->name() + "/trace_marker", "");
-  ASSERT_TRUE(r->write("trace_marker", "one"));
-  ASSERT_TRUE(r->append("trace_marker", "two\n"));
-  auto back = r->read("trace_marker");
-  ASSERT_TRUE(back);
-  EXPECT_EQ(*back, "one\ntwo\n");
-  auto missing = r->read("nope");
-  ASSERT_FALSE(missing);
-  EXPECT_EQ(missing.error().err, ENOENT);
-  auto w = r->write("nope", "1");
-  ASSERT_FALSE(w);
-  EXPECT_EQ(w.error().err, ENOENT);
-  EXPECT_EQ(w.error().str(), "cannot write \"1\": " + t.dir() + "/instances/" + r->name() +
-                                 "/nope: No such file or directory");
-  fs::remove_all(r->path() + "/trace_marker");
+  std::string rel;
+  testing::internal::CaptureStderr();
+  {
+    auto r = Instance::create(t.dir());
+    ASSERT_TRUE(r);
+    rel = "instances/" + r->name();
+    t.put(rel + "/trace_clock", "[local] global counter uptime perf mono mono_raw boot\n");
+    t.put(rel + "/buffer_percent", "50\n");
+    t.put(rel + "/tracing_cpumask", "3\n");
+    ASSERT_TRUE(r->set("trace_clock", "mono"));
+    ASSERT_TRUE(r->set("buffer_percent", "0"));
+    ASSERT_TRUE(r->set("tracing_cpumask", "2"));
+    auto back = r->read("tracing_cpumask");
+    ASSERT_TRUE(back);
+    EXPECT_EQ(*back, "2\n");
+    auto missing = r->set("nope", "1");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().err, ENOENT);
+    EXPECT_EQ(missing.error().str(), "no such control file: " + t.dir() + "/" + rel +
+                                         "/nope: No such file or directory");
+    EXPECT_FALSE(r->read("nope"));
+  }
+  testing::internal::GetCapturedStderr();  // the rmdir of a non-empty fake dir fails
+  const std::string i = "T/" + rel + "/";
+  EXPECT_EQ(t.writes(), (Lines{"mkdir T/" + rel, "write " + i + "trace_clock mono",
+                               "write " + i + "buffer_percent 0", "write " + i + "tracing_cpumask 2",
+                               // the undo, newest first: the values before
+                               "write " + i + "tracing_cpumask 3", "write " + i + "buffer_percent 50",
+                               "write " + i + "trace_clock local", "rmdir T/" + rel}));
+}
+
+TEST(TracefsInstanceTest, CurrentValueOfAControlFile) {
+  EXPECT_EQ(current_value("[local] global counter\n"), "local");
+  EXPECT_EQ(current_value("local [global] counter\n"), "global");
+  EXPECT_EQ(current_value("nop\n"), "nop");
+  EXPECT_EQ(current_value("  1\n"), "1");
+  EXPECT_EQ(current_value(""), "");
+}
+
+TEST(TracefsInstanceTest, GraphTracerStepsAndUndo) {
+  FakeTree t;
+  std::string rel;
+  testing::internal::CaptureStderr();
+  {
+    auto r = Instance::create(t.dir());
+    ASSERT_TRUE(r);
+    rel = "instances/" + r->name();
+    put_instance_files(t, rel);
+    t.put(rel + "/set_graph_function", "#### all functions enabled ####\n");
+    t.put(rel + "/set_ftrace_pid", "no pid\n");
+    auto none = r->set_graph_function({});
+    ASSERT_FALSE(none);
+    EXPECT_EQ(none.error().err, EINVAL);
+    ASSERT_TRUE(r->set_graph_function({"do_sys_openat2"}));
+    ASSERT_TRUE(r->set_ftrace_pid({42}));
+    ASSERT_TRUE(r->add_pids(Instance::PidList::kFunctions, {43}));
+    ASSERT_TRUE(r->set_tracer("function_graph"));
+    EXPECT_EQ(t.get(rel + "/current_tracer"), "function_graph\n");
+    EXPECT_EQ(t.get(rel + "/set_ftrace_pid"), "42\n43\n");
+  }
+  testing::internal::GetCapturedStderr();
+  const std::string i = "T/" + rel + "/";
+  EXPECT_EQ(t.writes(), (Lines{"mkdir T/" + rel, "write " + i + "set_graph_function do_sys_openat2",
+                               "write " + i + "set_ftrace_pid 42", "append " + i + "set_ftrace_pid 43",
+                               "write " + i + "current_tracer function_graph",
+                               "write " + i + "current_tracer nop", "write " + i + "set_ftrace_pid ",
+                               "write " + i + "set_graph_function ", "rmdir T/" + rel}));
+}
+
+TEST(TracefsInstanceTest, GraphTracerMissingNamesItsConfigOption) {
+  FakeTree t;
+  testing::internal::CaptureStderr();
+  {
+    auto r = Instance::create(t.dir());
+    ASSERT_TRUE(r);
+    put_instance_files(t, "instances/" + r->name());  // set_ftrace_filter, no set_graph_function
+    auto s = r->set_graph_function({"vfs_read"});
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().err, ENOENT);
+    EXPECT_EQ(s.error().message, "this kernel has no function_graph tracer");
+    EXPECT_NE(s.error().hint.find("CONFIG_FUNCTION_GRAPH_TRACER"), std::string::npos);
+  }
+  testing::internal::GetCapturedStderr();
 }
 
 TEST(TracefsInstanceTest, DroppedEventsFromStats) {

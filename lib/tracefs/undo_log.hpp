@@ -1,0 +1,69 @@
+// Changes to tracefs control files, each remembered with the write that
+// undoes it: what a private instance (tracefs/instance.hpp) and the
+// top-level guard (tracefs/top_level.hpp) are built on.
+//
+// A change is pushed only once the kernel accepted it; undo() replays the
+// undo writes newest first, each step that fails reported on stderr
+// ("tracekit: cleanup: ...") and the rest still done. Writes that fail
+// carry the kernel's error_log line (see write_control()).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "util/result.hpp"
+
+namespace tracekit::tracefs {
+
+class UndoLog {
+ public:
+  // dir: the directory the relative paths are in. log_dirs: where the
+  // kernel may explain a failed write (error_log), nearest first.
+  UndoLog(std::string dir, std::vector<std::string> log_dirs);
+  UndoLog(UndoLog&& o) noexcept;  // o is left empty: it undoes nothing
+  UndoLog& operator=(UndoLog&&) = delete;
+  UndoLog(const UndoLog&) = delete;
+
+  const std::string& dir() const { return dir_; }
+  bool has(const std::string& rel) const;
+  Result<std::string> read(const std::string& rel) const;
+
+  // Raw writes, not undone: write() truncates, append() appends.
+  Status write(const std::string& rel, const std::string& text) const;
+  Status append(const std::string& rel, const std::string& text) const;
+
+  // The generic undoable setter, for a file that holds one value (tracing_on,
+  // options/*, current_tracer, trace_clock, buffer_percent, tracing_thresh,
+  // function_profile_enabled, ...): reads the value before (of a choice list
+  // such as trace_clock's "[local] global", the bracketed one), writes value,
+  // and pushes the write of the value before (also stored in *before when
+  // given). Error: no such file (ENOENT), or the kernel refused the value.
+  Status set(const std::string& rel, const std::string& value, std::string* before = nullptr);
+  // Writes text (truncating, or appending) and, once the kernel accepted
+  // it, pushes a write of undo_text (truncating, or appending): for files
+  // whose undo is not the value before (a filter is cleared by "0", a
+  // trigger removed by appending "!trigger", a list emptied by truncation).
+  Status change(const std::string& rel, const std::string& text, bool append,
+                const std::string& undo_text, bool undo_append);
+
+  // The undo writes pushed so far whose path ends in suffix.
+  size_t count_pushed(const std::string& suffix) const;
+  // Replays every undo write, newest first, and forgets them.
+  void undo();
+
+ private:
+  struct Step {
+    std::string rel;
+    std::string text;
+    bool append;
+  };
+  std::string dir_;
+  std::vector<std::string> log_dirs_;
+  std::vector<Step> steps_;
+};
+
+// The value a single-value control file shows: its text trimmed, or of a
+// choice list ("[local] global counter"), the bracketed choice. Pure.
+std::string current_value(std::string_view text);
+
+}  // namespace tracekit::tracefs
