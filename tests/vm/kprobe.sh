@@ -102,3 +102,55 @@ case_kprobe_bad_input() {
   rc=0; kprobe p:vfs_read 'no_such_field == 1' > /tmp/kp.out 2> /tmp/kp.err || rc=$?
   [ $rc -eq 1 ] || fail "a bad filter exited $rc"
 }
+
+# perf-tools' own kprobe (kprobe-perf, with bash, copied into the image when
+# this machine has them) beside ours, on the same reads at the same time:
+# the same number of events and the same text after the event's name.
+case_kprobe_same_events_as_perf_tools() {
+  [ -x /usr/sbin/kprobe-perf ] && [ -x /bin/bash ] ||
+    fail "no /usr/sbin/kprobe-perf or /bin/bash in the image (perf-tools-unstable installed?)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  start_workload reads 101 7
+  rm -f /tmp/ours.out /tmp/theirs.out
+  kprobe -p "$WL_PID" 'p:tk_vfs_read vfs_read count=%dx:u64' > /tmp/ours.out 2> /tmp/ours.err &
+  local ours=$! theirs cat_pid="" d i=0
+  defer "kill $ours 2>/dev/null"
+  wait_for /tmp/ours.out 'Ctrl-C to end'
+  /usr/sbin/kprobe-perf -p "$WL_PID" 'p:vfs_read count=%dx:u64' > /tmp/theirs.out 2> /tmp/theirs.err &
+  theirs=$!
+  defer "kill $theirs 2>/dev/null"
+  # It traces once its "cat trace_pipe" runs (its header comes before it
+  # enables the probe).
+  step "waiting for kprobe-perf's cat trace_pipe"
+  while [ -z "$cat_pid" ]; do
+    for d in /proc/[0-9]*; do
+      [ "$(cut -d' ' -f4 "$d/stat" 2>/dev/null)" = "$theirs" ] || continue
+      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "cat trace_pipe " ] && cat_pid=${d#/proc/}
+    done
+    i=$((i + 1)); [ $i -le 300 ] || fail "kprobe-perf never read trace_pipe: $(cat /tmp/theirs.err)"
+    [ -n "$cat_pid" ] || sleep 0.1
+  done
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  # Both have read everything: 101 events each (30 s at most).
+  i=0
+  while [ "$(count /tmp/theirs.out ' vfs_read: ')" -lt 101 ] ||
+        [ "$(count /tmp/ours.out ' tk_vfs_read: ')" -lt 101 ]; do
+    i=$((i + 1)); [ $i -le 300 ] || break
+    sleep 0.1
+  done
+  # SIGTERM to its cat: started in the background by a shell, the script
+  # and its cat ignore SIGINT; the script then ends as after a Ctrl-C.
+  kill -TERM "$cat_pid"
+  wait "$theirs"
+  kill -INT "$ours"
+  wait "$ours" || fail "kprobe exited with $?: $(cat /tmp/ours.err)"
+  expect_lines /tmp/theirs.out ' vfs_read: \(vfs_read\+0x0/0x[0-9a-f]+\) count=' 101
+  expect_lines /tmp/ours.out ' tk_vfs_read: \(vfs_read\+0x0/0x[0-9a-f]+\) count=' 101
+  sed -n 's/.* vfs_read: //p' /tmp/theirs.out | sort > /tmp/theirs.text
+  sed -n 's/.* tk_vfs_read: //p' /tmp/ours.out | sort > /tmp/ours.text
+  cmp -s /tmp/ours.text /tmp/theirs.text ||
+    fail "different event text: $(diff /tmp/ours.text /tmp/theirs.text | head -n 5)"
+  echo "ours:   $(grep -m1 ' tk_vfs_read: ' /tmp/ours.out)"
+  echo "theirs: $(grep -m1 ' vfs_read: ' /tmp/theirs.out)"
+}
