@@ -7,10 +7,11 @@
 // User functions have aliases: malloc and __libc_malloc are one address in
 // libc, and the kernel takes one uprobe per (file, offset), so each offset
 // becomes one target. Among the matching names at an offset the one our
-// symbolizer (symbols/user.cpp) would print wins: global over weak over
-// local, then fewer leading underscores. Distinct offsets under one name
-// (memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14) stay distinct targets, as in
-// bcc's attach_uprobe(sym_re=...), which probes every distinct address.
+// symbolizer (symbols/function_table.cpp) would print wins: global over
+// weak over local, then fewer leading underscores. Distinct offsets under
+// one name (memcpy@GLIBC_2.2.5 and memcpy@@GLIBC_2.14) stay distinct
+// targets, as in bcc's attach_uprobe(sym_re=...), which probes every
+// distinct address.
 //
 // Every loop over names asks opts.stopped() (Ctrl-C by default) before each
 // name: a name costs microseconds, so a stop request ends the expansion at

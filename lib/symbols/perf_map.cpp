@@ -10,6 +10,7 @@
 #include "symbols/perf_map.hpp"
 
 #include <algorithm>
+#include <fstream>
 #include <map>
 #include <string_view>
 
@@ -74,6 +75,14 @@ PerfMap PerfMap::parse(std::istream& in) {
   }
   pm.entries_.reserve(pieces.size());
   for (const auto& [start, p] : pieces) pm.entries_.push_back({start, p.end, p.sym_start, p.name});
+  return pm;
+}
+
+std::optional<PerfMap> PerfMap::load(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  PerfMap pm = parse(in);
+  pm.set_path(path);
   return pm;
 }
 

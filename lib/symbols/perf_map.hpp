@@ -1,5 +1,5 @@
 // /tmp/perf-PID.map files written by JITs: "START SIZE name" per line, hex
-// START and SIZE. Parsing never does I/O.
+// START and SIZE. Parsing never does I/O; load() reads the file.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +18,9 @@ class PerfMap {
   // skipped. Where entries overlap, the later line wins: a JIT that reuses
   // code memory appends the new function after the old one.
   static PerfMap parse(std::istream& in);
+  // Reads and parses path, and names it the module (set_path). nullopt when
+  // it cannot be opened (no JIT wrote it).
+  static std::optional<PerfMap> load(const std::string& path);
   // nullopt if addr is in no entry. module is "perf-PID.map" path given at
   // construction by the caller (set_path) or empty.
   std::optional<Resolved> lookup(uint64_t addr) const;

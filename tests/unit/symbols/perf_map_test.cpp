@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <sstream>
 #include <string>
 
@@ -98,6 +100,20 @@ TEST(SymbolsPerfMapTest, LaterLinesWinWhereTheyOverlap) {
     EXPECT_EQ(pm.size(), t.size);
     for (const Case& c : t.cases) check(pm, c);
   }
+}
+
+TEST(SymbolsPerfMapTest, LoadReadsTheFileAndNamesItTheModule) {
+  std::string path = ::testing::TempDir() + "symbols_perf_map_load.map";
+  {
+    std::ofstream out(path);
+    out << "1000 100 jit_a\n";
+  }
+  auto pm = PerfMap::load(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(pm.has_value());
+  check(*pm, {0x1010, "jit_a", 0x10});
+  EXPECT_EQ(pm->lookup(0x1010)->module, path);
+  EXPECT_FALSE(PerfMap::load(path).has_value());
 }
 
 TEST(SymbolsPerfMapTest, EmptyInput) {
