@@ -17,8 +17,8 @@
 // record, when there is one, and is paired the same way; its caller[] is
 // fixed-size, ended early by a 0 entry.
 // The frames the tracing machinery adds on top (the trigger's call chain,
-// the syscall tracepoint glue, kprobe/ftrace handlers) are stripped by
-// symbol name, with answers cached by address.
+// the syscall tracepoint glue, kprobe/ftrace handlers) are stripped
+// (symbols/tracing_frames.hpp).
 #include "ftrace/decode.hpp"
 
 #include <traceevent/event-parse.h>
@@ -29,12 +29,12 @@
 
 #include "ftrace/kbuffer.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/tracing_frames.hpp"
 
 namespace tracekit::ftrace {
 
 namespace {
 
-constexpr size_t kCacheSlots = 1024;  // a power of two
 // The sub-buffer header's commit word: data bytes in the low bits, loss flags
 // in the top ones (kernel ring_buffer.c RB_MISSED_EVENTS/RB_MISSED_STORED).
 constexpr uint64_t kCommitMask = (1u << 27) - 1;
@@ -63,61 +63,6 @@ uint64_t read_uint(const uint8_t* p, int size) {
       return 0;
   }
 }
-
-// Names (prefixes) of the frames the tracing machinery puts on top of a
-// trigger's or handler's stack: seen on this kernel (6.18) for tracepoints
-// and syscalls, read from the kernel source for the paths it lacks (kprobes,
-// function tracer: the VM tier's 6.1). syscall_trace_enter and
-// syscall_exit_work, which call the syscall tracepoints, are kept: they are
-// where the tracepoint sits, as __schedule is for sched_switch.
-constexpr std::string_view kTracingPrefixes[] = {
-    // tracepoints (perf_trace_*: perf's twin) and the syscall tracepoints
-    "trace_event_raw_event_",
-    "__traceiter_",
-    "perf_trace_",
-    "ftrace_",  // also ftrace_syscall_enter/exit, ftrace_regs_caller, ftrace_trampoline
-    "__ftrace_",
-    "perf_syscall_",
-    // the trigger and the stack saving, should the kernel not skip them
-    "trace_event_buffer_",
-    "event_triggers_",
-    "event_trigger_",
-    "stacktrace_trigger",
-    "stacktrace_count_trigger",
-    "__trace_stack",
-    "trace_buffer_unlock_commit",
-    "stack_trace_save",
-    "arch_stack_walk",
-    // function tracer (func_stack_trace)
-    "function_trace_call",
-    "function_stack_trace_call",
-    // kprobes: dispatch, int3/ftrace/optprobe entry, kretprobe/rethook/fprobe
-    "kprobe_",  // also the insn slots: kprobe_insn_page, kprobe_optinsn_page
-    "__kprobe_",
-    "kretprobe_",
-    "__kretprobe_",
-    "aggr_pre_handler",
-    "aggr_post_handler",
-    "opt_pre_handler",
-    "optimized_callback",
-    "optprobe_template_",
-    "trampoline_handler",
-    "rethook_",
-    "arch_rethook_",
-    "fprobe_",
-    "__fprobe_",
-    "do_int3",
-    "exc_int3",
-    "asm_exc_int3",
-    // uprobes
-    "uprobe_dispatcher",
-    "uretprobe_dispatcher",
-    "__uprobe_trace_func",
-    "uprobe_trace_func",
-    "__uprobe_perf_func",
-    "uprobe_perf_func",
-    "handler_chain",
-};
 
 }  // namespace
 
@@ -160,7 +105,6 @@ Result<Decoder> Decoder::create(tep_handle* tep, StackKinds stacks,
   if (!tep || tep_get_events_count(tep) == 0)
     return Error{0, "no event formats loaded", {}, "was the events directory readable?"};
   Decoder d;
-  d.symbols_ = symbols;
   d.pair_ = stacks;
 
   tep_event* stack = tep_find_event_by_name(tep, "ftrace", "kernel_stack");
@@ -203,10 +147,10 @@ Result<Decoder> Decoder::create(tep_handle* tep, StackKinds stacks,
                  "load the ftrace event system"};
   }
 
+  d.tracing_ = symbols::TracingFrames(symbols);
   d.kbuf_.reset(kbuffer_alloc(sizeof(long) == 8 ? KBUFFER_LSIZE_8 : KBUFFER_LSIZE_4,
                               KBUFFER_ENDIAN_SAME_AS_HOST));
   if (!d.kbuf_) return Error{ENOMEM, "cannot allocate a kbuffer", {}, {}};
-  d.cache_.resize(kCacheSlots);
   return d;
 }
 
@@ -218,18 +162,6 @@ Decoder::CpuState& Decoder::cpu_state(int cpu) {
     cpus_[i]->frames.reserve(256);
   }
   return *cpus_[i];
-}
-
-bool Decoder::tracing_address(uint64_t addr) {
-  CacheSlot& slot = cache_[(addr >> 4) & (kCacheSlots - 1)];
-  if (slot.addr == addr) return slot.tracing;
-  // Every stack frame but the leaf is a return address; the leaf here is a
-  // return address too (the kernel saves the caller chain of the stack
-  // saving code, then skips its own frames), so look up addr - 1.
-  auto r = symbols_->lookup(addr, true);
-  slot.addr = addr;
-  slot.tracing = r && is_tracing_frame(r->name);
-  return slot.tracing;
 }
 
 void Decoder::set_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts) {
@@ -246,13 +178,7 @@ void Decoder::set_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts
   count = std::min(count, (len - off) / width);
   c.frames.resize(count);
   std::memcpy(c.frames.data(), rec + off, count * width);
-  size_t first = 0;
-  if (symbols_)
-    while (first < count && tracing_address(c.frames[first])) ++first;
-  // A stack made only of tracing frames (a uprobe's int3 path) is kept
-  // whole: an event never loses the stack it came with.
-  if (first == count) first = 0;
-  e.stack = std::span<const uint64_t>(c.frames.data() + first, count - first);
+  e.stack = tracing_.strip(c.frames);
 }
 
 void Decoder::set_user_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts) {
@@ -394,12 +320,6 @@ size_t Decoder::finish(const Reader::Callback& fn) {
   for (auto& c : cpus_)
     if (c) handed += emit_pending(*c, fn);
   return handed;
-}
-
-bool is_tracing_frame(std::string_view symbol) {
-  for (std::string_view p : kTracingPrefixes)
-    if (symbol.substr(0, p.size()) == p) return true;
-  return false;
 }
 
 }  // namespace tracekit::ftrace

@@ -13,14 +13,11 @@
 #include <vector>
 
 #include "ftrace/reader.hpp"
+#include "symbols/tracing_frames.hpp"
 #include "util/result.hpp"
 
 struct tep_handle;
 struct kbuffer;
-
-namespace tracekit::symbols {
-class KernelSymbols;
-}
 
 namespace tracekit::ftrace {
 
@@ -89,7 +86,6 @@ class Decoder {
   size_t emit_pending(CpuState& c, const Reader::Callback& fn);
   void set_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts);
   void set_user_stack(CpuState& c, const uint8_t* rec, size_t len, uint64_t ts);
-  bool tracing_address(uint64_t addr);
 
   struct Field {
     int offset = 0;
@@ -99,21 +95,13 @@ class Decoder {
     void operator()(kbuffer* k) const;
   };
   std::unique_ptr<kbuffer, KbufferDeleter> kbuf_;
-  const symbols::KernelSymbols* symbols_ = nullptr;
+  symbols::TracingFrames tracing_;
   StackKinds pair_;
   Field type_, pid_, stack_size_, stack_caller_, user_tgid_, user_caller_;
   int user_entries_ = 0;    // user_stack's caller[] length
   int stack_id_ = -1;       // ftrace:kernel_stack
   int user_stack_id_ = -1;  // ftrace:user_stack (options/userstacktrace)
   std::vector<std::unique_ptr<CpuState>> cpus_;  // by CPU number
-  // Is-a-tracing-frame answers by address, direct mapped: stacks repeat the
-  // same few top frames, and a symbol lookup plus name matching per frame
-  // would cost more than the rest of decoding.
-  struct CacheSlot {
-    uint64_t addr = 0;
-    bool tracing = false;
-  };
-  std::vector<CacheSlot> cache_;
   uint64_t unpaired_ = 0, orphan_stacks_ = 0, missed_pages_ = 0, bad_pages_ = 0;
 };
 

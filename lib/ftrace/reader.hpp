@@ -14,8 +14,9 @@
 // record holds a fixed caller[8], ended early by a 0 (or, on old kernels,
 // ULONG_MAX) entry.
 // Frames of the tracing machinery itself (trace_event_raw_event_*,
-// __traceiter_*, kprobe_*, ftrace_*, ...) are stripped from the top, so a
-// stack starts at the traced function or its caller.
+// __traceiter_*, kprobe_*, ftrace_*, ...) are stripped from the top
+// (symbols/tracing_frames.hpp), so a stack starts at the traced function or
+// its caller.
 //
 // Drops: with overwrite off (right for a reader), events refused by a full
 // buffer show only in per_cpu/cpuN/stats "dropped events" (with overwrite
@@ -110,11 +111,5 @@ class Reader {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Pure pieces, for tests.
-
-// True for frames of the tracing machinery that a trigger's stack starts
-// with (by symbol name).
-bool is_tracing_frame(std::string_view symbol);
 
 }  // namespace tracekit::ftrace

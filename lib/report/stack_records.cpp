@@ -1,6 +1,6 @@
 #include "report/stack_records.hpp"
 
-#include "ftrace/reader.hpp"
+#include "symbols/tracing_frames.hpp"
 
 namespace tracekit::report {
 
@@ -88,7 +88,7 @@ void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::S
     for (auto& r : records) {
       auto& f = r.kernel.frames;
       size_t n = 0;
-      while (n < f.size() && !f[n].name.empty() && ftrace::is_tracing_frame(f[n].name)) ++n;
+      while (n < f.size() && !f[n].name.empty() && symbols::is_tracing_frame(f[n].name)) ++n;
       if (n < f.size()) f.erase(f.begin(), f.begin() + static_cast<ptrdiff_t>(n));
     }
   output::merge_same_text(records, opts.style);

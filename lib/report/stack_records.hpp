@@ -56,7 +56,7 @@ struct PrintOptions {
                               // carry one, for user symbols, but it is not shown)
   const char* unit = "samples";  // what a key's value counts, for warnings
   // Drop frames of the tracing machinery from the top of kernel stacks
-  // (ftrace::is_tracing_frame): for stacks taken at a trace event, which can
+  // (symbols::is_tracing_frame): for stacks taken at a trace event, which can
   // start inside the tracepoint's iterator when several consumers share it.
   // Not for sampled stacks, where such a frame is where the CPU was.
   bool strip_tracing_frames = false;

@@ -441,57 +441,6 @@ TEST(FtraceStrip, AStackOfOnlyTracingFramesIsKeptWhole) {
   EXPECT_EQ(c.seen[1].stack, (std::vector<uint64_t>{0xffffffff81000110, 0xffffffff81000210}));
 }
 
-TEST(FtraceTracingFrame, Table) {
-  struct Case {
-    const char* name;
-    bool tracing;
-  } cases[] = {
-      // seen on top of trigger stacks on 6.18
-      {"ftrace_syscall_enter", true},
-      {"ftrace_syscall_exit", true},
-      {"trace_event_raw_event_sched_switch", true},
-      {"trace_event_raw_event_sched_wakeup_template", true},
-      {"__traceiter_sched_switch", true},
-      // perf's twins, and the trigger/stack-saving path
-      {"perf_trace_sched_switch", true},
-      {"perf_syscall_enter", true},
-      {"event_triggers_call", true},
-      {"__trace_stack", true},
-      {"stack_trace_save", true},
-      // kprobes, kretprobes, optprobes, function tracer (VM kernel)
-      {"kprobe_ftrace_handler", true},
-      {"kprobe_dispatcher", true},
-      {"kprobe_trace_func", true},
-      {"kprobe_int3_handler", true},
-      {"kretprobe_dispatcher", true},
-      {"__kretprobe_trampoline_handler", true},
-      {"aggr_pre_handler", true},
-      {"opt_pre_handler", true},
-      {"optimized_callback", true},
-      {"kprobe_optinsn_page", true},
-      {"ftrace_regs_caller", true},
-      {"ftrace_trampoline", true},
-      {"function_trace_call", true},
-      {"function_stack_trace_call", true},
-      {"exc_int3", true},
-      {"asm_exc_int3", true},
-      {"uprobe_dispatcher", true},
-      {"trace_event_raw_event_sys_enter.constprop.0", true},
-      // where a traced point sits, and ordinary kernel code
-      {"syscall_trace_enter", false},
-      {"syscall_exit_work", false},
-      {"do_syscall_64", false},
-      {"entry_SYSCALL_64_after_hwframe", false},
-      {"__schedule", false},
-      {"schedule", false},
-      {"kprobes_module_callback", false},
-      {"tracepoint_probe_register", false},
-      {"do_sys_openat2", false},
-      {"", false},
-  };
-  for (auto& c : cases) EXPECT_EQ(is_tracing_frame(c.name), c.tracing) << c.name;
-}
-
 // User stacks (options/userstacktrace): a user_stack record after the event
 // and after its kernel_stack record when there is one.
 class FtraceDecodeUserStacks : public ::testing::Test {
