@@ -5,9 +5,18 @@
 #include <algorithm>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 
+#include "aggregate/stack_counts.hpp"
+#include "offcpu/pairing.hpp"
+#include "perf/follow.hpp"
+#include "perf/per_cpu.hpp"
+#include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
+#include "symbols/user.hpp"
+#include "tracefs/event_format.hpp"
 #include "tracefs/filter.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
@@ -87,13 +96,173 @@ std::string header(const Options& o) {
   return s.str();
 }
 
-Tracer::Tracer(const Options& o, tracefs::EventFormat format)
-    : opts_(o),
-      format_(std::move(format)),
-      names_(std::make_unique<perf::TaskNames>()),
-      user_syms_(std::make_unique<symbols::UserSymbols>()),
-      counts_(o.stack_storage, o.hash_storage) {}
+struct Tracer::Impl {
+  struct StateInfo {
+    uint64_t bits;
+    bool dead;
+  };
 
+  Options o;
+  tracefs::EventFormat format;
+  const tep_format_field* f_prev_pid = nullptr;
+  const tep_format_field* f_prev_state = nullptr;
+  const tep_format_field* f_prev_comm = nullptr;
+  std::optional<perf::PerCpuEvents> events;
+  perf::TaskNames names;  // unused names: comms come from prev_comm
+  symbols::UserSymbols user_syms;
+  std::unique_ptr<perf::ProcessEvents> process_events;  // refers to names and user_syms
+  aggregate::StackCounts counts;
+  Pairer pairer;
+  TimeOrder order;
+  std::unordered_map<uint64_t, StateInfo> states;
+  std::unordered_map<uint32_t, bool> kthread;
+  std::unordered_map<uint32_t, uint32_t> tgids;  // of the counted threads
+  perf::FollowedThreads followed;  // -p: late threads (see perf/follow.hpp)
+  uint64_t sample_type = 0;        // of every event sharing the rings
+  uint64_t lost = 0;
+  perf::CutStacks cut;
+  uint64_t undecodable = 0;
+
+  Impl(const Options& opts, tracefs::EventFormat f)
+      : o(opts), format(std::move(f)), counts(opts.stack_storage, opts.hash_storage) {}
+
+  bool is_kernel_thread(uint32_t tid) {
+    auto it = kthread.find(tid);
+    if (it != kthread.end()) return it->second;
+    bool k = false;
+    // /proc/TID/stat: "pid (comm) state ppid ... flags" with flags the 9th
+    // field; comm may hold spaces and parentheses, so count from the last ')'.
+    auto stat = read_file("/proc/" + std::to_string(tid) + "/stat");
+    if (stat) {
+      auto close = stat->rfind(')');
+      if (close != std::string::npos) {
+        auto fields = split(trim(std::string_view(*stat).substr(close + 1)), ' ');
+        if (fields.size() > 6)
+          if (auto flags = parse_int<uint32_t>(fields[6])) k = (*flags & kPfKthread) != 0;
+      }
+    }
+    kthread.emplace(tid, k);
+    return k;
+  }
+
+  StateInfo state_of(uint64_t value, std::span<const uint8_t> raw) {
+    auto it = states.find(value);
+    if (it != states.end()) return it->second;
+    // The kernel's print format says what the number means on this kernel.
+    std::string text = format.print(raw);
+    StateInfo info{value, false};
+    auto at = text.find("prev_state=");
+    if (at != std::string::npos) {
+      auto letters = std::string_view(text).substr(at + 11);
+      letters = letters.substr(0, letters.find(' '));
+      if (auto bits = state_bits(letters)) {
+        info.bits = *bits;
+        info.dead = letters.find_first_of("XZx") != std::string_view::npos;
+      }
+    }
+    states.emplace(value, info);
+    return info;
+  }
+
+  void consume(const perf_event_header& h, std::span<const uint8_t> rec) {
+    switch (h.type) {
+      case PERF_RECORD_SAMPLE: {
+        perf::Sample smp;
+        if (perf::decode_sample(sample_type, rec, smp))
+          switched_out(smp);
+        else
+          ++undecodable;
+        return;
+      }
+      case PERF_RECORD_SWITCH_CPU_WIDE: {
+        perf::ContextSwitch cs;
+        if (!perf::decode_context_switch(sample_type, rec, cs)) {
+          ++undecodable;
+          return;
+        }
+        if (!cs.out && cs.tid != 0) {
+          SchedEvent e;
+          e.kind = SchedEvent::kSwitchIn;
+          e.time = cs.time;
+          e.tid = cs.tid;
+          order.push(e);
+        }
+        return;
+      }
+      case PERF_RECORD_LOST:
+        // Periods around the gap cannot be trusted: finish what came before
+        // it, then forget every open period.
+        order.release_all([this](const SchedEvent& e) { process(e); });
+        pairer.reset();
+        return;
+      default:
+        process_events->handle(h, rec);  // COMM, FORK, MMAP2
+        return;
+    }
+  }
+
+  void switched_out(const perf::Sample& smp) {
+    auto prev = format.number(f_prev_pid, smp.raw);
+    auto state = format.number(f_prev_state, smp.raw);
+    if (!prev || !state) {
+      ++undecodable;
+      return;
+    }
+    if (followed.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
+    SchedEvent e;
+    e.kind = SchedEvent::kSwitchOut;
+    e.time = smp.time;
+    e.tid = static_cast<uint32_t>(*prev);
+    StateInfo st = state_of(*state, smp.raw);
+
+    // Filters of the switch-out: which blocked periods count at all.
+    bool counted = e.tid != 0 && !st.dead;
+    if (counted && o.pid) counted = smp.pid == static_cast<uint32_t>(*o.pid);
+    if (counted && o.tid) counted = e.tid == static_cast<uint32_t>(*o.tid);
+    if (counted && o.state) counted = *o.state == 0 ? st.bits == 0 : (st.bits & *o.state) != 0;
+    if (counted && (o.user_threads_only || o.kernel_threads_only))
+      counted = is_kernel_thread(e.tid) == o.kernel_threads_only;
+    if (counted) {
+      auto chains = perf::split_callchain(smp.callchain);
+      cut.note(chains);
+      e.counted = true;
+      e.start.time = smp.time;
+      e.start.tgid = smp.pid;
+      e.start.comm = counts.comms.intern(format.string(f_prev_comm, smp.raw));
+      if (!o.user_stacks_only) e.start.kernel = counts.side(chains.kernel);
+      if (!o.kernel_stacks_only) {
+        e.start.user = counts.side(chains.user);
+        if (!chains.user.empty()) user_syms.note_process(static_cast<pid_t>(smp.pid));
+      }
+      tgids[e.tid] = smp.pid;
+    }
+    order.push(e);
+  }
+
+  void process(const SchedEvent& e) {
+    if (e.kind == SchedEvent::kSwitchOut) {
+      if (e.counted)
+        pairer.switch_out(e.tid, e.start);
+      else
+        pairer.ignore(e.tid);
+      return;
+    }
+    auto p = pairer.switch_in(e.tid, e.time);
+    if (!p) return;
+    uint64_t us = p->duration_ns() / 1000;
+    if (us < o.min_us || us > o.max_us) return;
+    counts.counts.add({p->tid, p->start.comm, p->start.kernel, p->start.user}, us);
+  }
+
+  void drain(uint64_t horizon) {
+    events->drain([this](int, const perf_event_header& h, std::span<const uint8_t> r) {
+      consume(h, r);
+    });
+    order.release(horizon, [this](const SchedEvent& e) { process(e); });
+  }
+};
+
+Tracer::Tracer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Tracer::Tracer(Tracer&&) noexcept = default;
 Tracer::~Tracer() = default;
 
@@ -107,11 +276,11 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!dir) return dir.error();
   auto format = tracefs::EventFormat::load(*dir, "sched", "sched_switch");
   if (!format) return format.error();
-  Tracer t(o, std::move(*format));
-  t.f_prev_pid_ = t.format_.field("prev_pid");
-  t.f_prev_state_ = t.format_.field("prev_state");
-  t.f_prev_comm_ = t.format_.field("prev_comm");
-  if (!t.f_prev_pid_ || !t.f_prev_state_ || !t.f_prev_comm_)
+  auto t = std::make_unique<Impl>(o, std::move(*format));
+  t->f_prev_pid = t->format.field("prev_pid");
+  t->f_prev_state = t->format.field("prev_state");
+  t->f_prev_comm = t->format.field("prev_comm");
+  if (!t->f_prev_pid || !t->f_prev_state || !t->f_prev_comm)
     return Error{0, "sched:sched_switch lacks prev_pid, prev_state or prev_comm", {},
                  "this kernel's tracepoint format is not supported"};
 
@@ -119,7 +288,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!cpus) return cpus.error();
   perf_event_attr attr{};
   attr.type = PERF_TYPE_TRACEPOINT;
-  attr.config = static_cast<uint64_t>(t.format_.id());
+  attr.config = static_cast<uint64_t>(t->format.id());
   attr.sample_period = 1;
   attr.sample_type = kSampleType;
   if (o.pid) attr.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
@@ -138,10 +307,10 @@ Result<Tracer> Tracer::start(const Options& o) {
   perf::request_process_events(attr);
   auto events = perf::PerCpuEvents::open(attr, *cpus, -1, kRingPages);
   if (!events) return events.error();
-  t.events_.emplace(std::move(*events));
-  t.process_ = std::make_unique<perf::ProcessEvents>(*t.names_, *t.user_syms_, attr);
-  t.cut_ = perf::CutStacks(attr.sample_max_stack);
-  t.sample_type_ = attr.sample_type;
+  t->events.emplace(std::move(*events));
+  t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
+  t->cut = perf::CutStacks(attr.sample_max_stack);
+  t->sample_type = attr.sample_type;
   // Only the switch-outs of the traced threads are sampled; the switch-in
   // records are side-band and not filtered. A perf tracepoint event takes
   // one filter for its life (ftrace_profile_set_filter() refuses a second
@@ -149,7 +318,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   std::string filter = o.tid   ? tracefs::thread_filter("prev_pid", {*o.tid})
                        : o.pid ? kNeverFilter
                                : "prev_pid != 0";
-  if (auto st = t.events_->set_filter(filter); !st) return st.error();
+  if (auto st = t->events->set_filter(filter); !st) return st.error();
   if (o.pid) {
     // The process's switch-outs come from events of its own threads,
     // inherited by the threads it starts (perf/follow.hpp): the same
@@ -159,183 +328,50 @@ Result<Tracer> Tracer::start(const Options& o) {
     thread.inherit = 1;
     thread.context_switch = 0;
     perf::drop_process_events(thread);
-    auto followed = perf::follow_process(*t.events_, {thread}, *o.pid);
+    auto followed = perf::follow_process(*t->events, {thread}, *o.pid);
     if (!followed) return followed.error();
-    t.followed_ = std::move(*followed);
+    t->followed = std::move(*followed);
   }
-  if (auto st = t.events_->enable(); !st) return st.error();
-  return t;
-}
-
-bool Tracer::is_kernel_thread(uint32_t tid) {
-  auto it = kthread_.find(tid);
-  if (it != kthread_.end()) return it->second;
-  bool k = false;
-  // /proc/TID/stat: "pid (comm) state ppid ... flags" with flags the 9th
-  // field; comm may hold spaces and parentheses, so count from the last ')'.
-  auto stat = read_file("/proc/" + std::to_string(tid) + "/stat");
-  if (stat) {
-    auto close = stat->rfind(')');
-    if (close != std::string::npos) {
-      auto fields = split(trim(std::string_view(*stat).substr(close + 1)), ' ');
-      if (fields.size() > 6)
-        if (auto flags = parse_int<uint32_t>(fields[6])) k = (*flags & kPfKthread) != 0;
-    }
-  }
-  kthread_.emplace(tid, k);
-  return k;
-}
-
-Tracer::StateInfo Tracer::state_of(uint64_t value, std::span<const uint8_t> raw) {
-  auto it = states_.find(value);
-  if (it != states_.end()) return it->second;
-  // The kernel's print format says what the number means on this kernel.
-  std::string text = format_.print(raw);
-  StateInfo info{value, false};
-  auto at = text.find("prev_state=");
-  if (at != std::string::npos) {
-    auto letters = std::string_view(text).substr(at + 11);
-    letters = letters.substr(0, letters.find(' '));
-    if (auto bits = state_bits(letters)) {
-      info.bits = *bits;
-      info.dead = letters.find_first_of("XZx") != std::string_view::npos;
-    }
-  }
-  states_.emplace(value, info);
-  return info;
-}
-
-void Tracer::consume(const perf_event_header& h, std::span<const uint8_t> rec) {
-  switch (h.type) {
-    case PERF_RECORD_SAMPLE: {
-      perf::Sample smp;
-      if (perf::decode_sample(sample_type_, rec, smp))
-        switched_out(smp);
-      else
-        ++undecodable_;
-      return;
-    }
-    case PERF_RECORD_SWITCH_CPU_WIDE: {
-      perf::ContextSwitch cs;
-      if (!perf::decode_context_switch(sample_type_, rec, cs)) {
-        ++undecodable_;
-        return;
-      }
-      if (!cs.out && cs.tid != 0) {
-        SchedEvent e;
-        e.kind = SchedEvent::kSwitchIn;
-        e.time = cs.time;
-        e.tid = cs.tid;
-        order_.push(e);
-      }
-      return;
-    }
-    case PERF_RECORD_LOST:
-      // Periods around the gap cannot be trusted: finish what came before
-      // it, then forget every open period.
-      order_.release_all([this](const SchedEvent& e) { process(e); });
-      pairer_.reset();
-      return;
-    default:
-      process_->handle(h, rec);  // COMM, FORK, MMAP2
-      return;
-  }
-}
-
-void Tracer::switched_out(const perf::Sample& smp) {
-  auto prev = format_.number(f_prev_pid_, smp.raw);
-  auto state = format_.number(f_prev_state_, smp.raw);
-  if (!prev || !state) {
-    ++undecodable_;
-    return;
-  }
-  if (followed_.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
-  SchedEvent e;
-  e.kind = SchedEvent::kSwitchOut;
-  e.time = smp.time;
-  e.tid = static_cast<uint32_t>(*prev);
-  StateInfo st = state_of(*state, smp.raw);
-
-  // Filters of the switch-out: which blocked periods count at all.
-  bool counted = e.tid != 0 && !st.dead;
-  if (counted && opts_.pid) counted = smp.pid == static_cast<uint32_t>(*opts_.pid);
-  if (counted && opts_.tid) counted = e.tid == static_cast<uint32_t>(*opts_.tid);
-  if (counted && opts_.state)
-    counted = *opts_.state == 0 ? st.bits == 0 : (st.bits & *opts_.state) != 0;
-  if (counted && (opts_.user_threads_only || opts_.kernel_threads_only))
-    counted = is_kernel_thread(e.tid) == opts_.kernel_threads_only;
-  if (counted) {
-    auto chains = perf::split_callchain(smp.callchain);
-    cut_.note(chains);
-    e.counted = true;
-    e.start.time = smp.time;
-    e.start.tgid = smp.pid;
-    e.start.comm = counts_.comms.intern(format_.string(f_prev_comm_, smp.raw));
-    if (!opts_.user_stacks_only) e.start.kernel = counts_.side(chains.kernel);
-    if (!opts_.kernel_stacks_only) {
-      e.start.user = counts_.side(chains.user);
-      if (!chains.user.empty()) user_syms_->note_process(static_cast<pid_t>(smp.pid));
-    }
-    tgid_of_[e.tid] = smp.pid;
-  }
-  order_.push(e);
-}
-
-void Tracer::process(const SchedEvent& e) {
-  if (e.kind == SchedEvent::kSwitchOut) {
-    if (e.counted)
-      pairer_.switch_out(e.tid, e.start);
-    else
-      pairer_.ignore(e.tid);
-    return;
-  }
-  auto p = pairer_.switch_in(e.tid, e.time);
-  if (!p) return;
-  uint64_t us = p->duration_ns() / 1000;
-  if (us < opts_.min_us || us > opts_.max_us) return;
-  counts_.counts.add({p->tid, p->start.comm, p->start.kernel, p->start.user}, us);
-}
-
-void Tracer::drain(uint64_t horizon) {
-  events_->drain([this](int, const perf_event_header& h, std::span<const uint8_t> r) {
-    consume(h, r);
-  });
-  order_.release(horizon, [this](const SchedEvent& e) { process(e); });
+  if (auto st = t->events->enable(); !st) return st.error();
+  return Tracer(std::move(t));
 }
 
 void Tracer::poll(int timeout_ms) {
-  events_->wait(timeout_ms);
+  Impl& m = *impl_;
+  m.events->wait(timeout_ms);
   uint64_t now = monotonic_ns();
-  drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
+  m.drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
 }
 
 void Tracer::stop() {
-  (void)events_->disable();
-  drain(UINT64_MAX);
-  lost_ = events_->lost();
+  Impl& m = *impl_;
+  (void)m.events->disable();
+  m.drain(UINT64_MAX);
+  m.lost = m.events->lost();
 }
 
 void Tracer::report(std::ostream& out, std::ostream& err) {
+  Impl& m = *impl_;
   report::PrintOptions p;
-  p.style.delimiter = opts_.delimited && !opts_.user_stacks_only && !opts_.kernel_stacks_only;
-  p.style.offsets = opts_.offsets;
-  p.style.addresses = opts_.addresses && !opts_.folded;
-  p.folded = opts_.folded;
-  p.kernel_symbols = !opts_.user_stacks_only;
+  p.style.delimiter = m.o.delimited && !m.o.user_stacks_only && !m.o.kernel_stacks_only;
+  p.style.offsets = m.o.offsets;
+  p.style.addresses = m.o.addresses && !m.o.folded;
+  p.folded = m.o.folded;
+  p.kernel_symbols = !m.o.user_stacks_only;
   p.unit = "off-CPU periods";
   p.strip_tracing_frames = true;
   // Keys hold thread IDs; user stacks resolve in their process.
-  p.symbol_pid = [this](uint32_t tid) {
-    auto it = tgid_of_.find(tid);
-    return it == tgid_of_.end() ? tid : it->second;
+  p.symbol_pid = [&m](uint32_t tid) {
+    auto it = m.tgids.find(tid);
+    return it == m.tgids.end() ? tid : it->second;
   };
-  report::print_stack_report(out, err, counts_, user_syms_.get(), p);
-  if (lost_ > 0)
-    err << "WARNING: " << lost_
+  report::print_stack_report(out, err, m.counts, &m.user_syms, p);
+  if (m.lost > 0)
+    err << "WARNING: " << m.lost
         << " scheduler events lost (ring buffer overflow); the periods around them were not "
            "counted.\n";
-  if (undecodable_ > 0) err << "WARNING: " << undecodable_ << " records could not be decoded.\n";
-  cut_.warn(err);
+  if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
+  m.cut.warn(err);
 }
 
 }  // namespace tracekit::offcpu

@@ -18,22 +18,14 @@
 // events too, are dropped by their pid.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
-#include <vector>
+#include <string_view>
 
-#include "aggregate/stack_counts.hpp"
-#include "offcpu/pairing.hpp"
-#include "perf/follow.hpp"
-#include "perf/per_cpu.hpp"
-#include "perf/process_events.hpp"
-#include "perf/sample.hpp"
-#include "symbols/user.hpp"
-#include "tracefs/event_format.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
 
@@ -75,47 +67,17 @@ class Tracer : public session::Engine {
   // or thread, or a perf event or filter the kernel refuses.
   static Result<Tracer> start(const Options& o);
 
+  Tracer(Tracer&&) noexcept;
+  ~Tracer() override;
+
   void poll(int timeout_ms) override;
   void stop() override;
   void report(std::ostream& out, std::ostream& err) override;
 
-  Tracer(Tracer&&) noexcept;
-  ~Tracer() override;
-
  private:
-  Tracer(const Options& o, tracefs::EventFormat format);
-  void consume(const perf_event_header& h, std::span<const uint8_t> rec);
-  void switched_out(const perf::Sample& smp);
-  void process(const SchedEvent& e);
-  void drain(uint64_t horizon);
-  bool is_kernel_thread(uint32_t tid);
-  struct StateInfo {
-    uint64_t bits;
-    bool dead;
-  };
-  StateInfo state_of(uint64_t value, std::span<const uint8_t> raw);
-
-  Options opts_;
-  tracefs::EventFormat format_;
-  const struct tep_format_field* f_prev_pid_ = nullptr;
-  const struct tep_format_field* f_prev_state_ = nullptr;
-  const struct tep_format_field* f_prev_comm_ = nullptr;
-  std::optional<perf::PerCpuEvents> events_;
-  // Behind pointers: process_ refers to both, and a Tracer is moved.
-  std::unique_ptr<perf::TaskNames> names_;  // unused names: comms come from prev_comm
-  std::unique_ptr<symbols::UserSymbols> user_syms_;
-  std::unique_ptr<perf::ProcessEvents> process_;
-  aggregate::StackCounts counts_;
-  Pairer pairer_;
-  TimeOrder order_;
-  std::unordered_map<uint64_t, StateInfo> states_;
-  std::unordered_map<uint32_t, bool> kthread_;
-  std::unordered_map<uint32_t, uint32_t> tgid_of_;
-  perf::FollowedThreads followed_;  // -p: late threads (see perf/follow.hpp)
-  uint64_t sample_type_ = 0;        // of every event sharing the rings
-  uint64_t lost_ = 0;
-  perf::CutStacks cut_;
-  uint64_t undecodable_ = 0;
+  struct Impl;
+  explicit Tracer(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tracekit::offcpu

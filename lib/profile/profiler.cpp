@@ -1,12 +1,16 @@
 #include "profile/profiler.hpp"
 
-
 #include <algorithm>
 #include <ostream>
 #include <sstream>
 
+#include "aggregate/stack_counts.hpp"
+#include "perf/per_cpu.hpp"
+#include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
+#include "symbols/user.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
 
@@ -100,6 +104,62 @@ std::string header(const Options& o) {
   return s.str();
 }
 
+struct Profiler::Impl {
+  Options o;
+  std::function<bool()> stop_requested;  // start()'s stop
+  uint64_t sample_type;
+  perf::PerCpuEvents events;
+  perf::TaskNames names;
+  symbols::UserSymbols user_syms;
+  perf::ProcessEvents process;  // refers to names and user_syms
+  aggregate::StackCounts counts;
+  uint64_t samples = 0;
+  perf::CutStacks cut;
+
+  Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
+       std::function<bool()> stop)
+      : o(opts),
+        stop_requested(std::move(stop)),
+        sample_type(attr.sample_type),
+        events(std::move(ev)),
+        process(names, user_syms, attr),
+        counts(opts.stack_storage, opts.hash_storage),
+        cut(attr.sample_max_stack) {}
+
+  bool wanted(uint32_t pid, uint32_t tid) const {
+    if (tid == 0 && !o.include_idle) return false;
+    auto has = [](const std::vector<int>& v, uint32_t id) {
+      return std::find(v.begin(), v.end(), static_cast<int>(id)) != v.end();
+    };
+    if (!o.pids.empty() && !has(o.pids, pid)) return false;
+    if (!o.tids.empty() && !has(o.tids, tid)) return false;
+    return true;
+  }
+
+  void consume(int /*cpu*/, const perf_event_header& h, std::span<const uint8_t> rec) {
+    if (h.type != PERF_RECORD_SAMPLE) {
+      process.handle(h, rec);
+      return;
+    }
+    perf::Sample s;
+    if (!perf::decode_sample(sample_type, rec, s)) return;
+    if (!wanted(s.pid, s.tid)) return;
+    ++samples;
+    auto chains = perf::split_callchain(s.callchain);
+    cut.note(chains);
+    if (!o.kernel_only && s.pid != 0 && !chains.user.empty())
+      user_syms.note_process(static_cast<pid_t>(s.pid));
+    std::optional<std::span<const uint64_t>> kernel, user;
+    if (!o.user_only) kernel = chains.kernel;
+    if (!o.kernel_only) user = chains.user;
+    counts.add(s.pid, names.comm(s.pid, s.tid, s.cpu), kernel, user, 1);
+  }
+};
+
+Profiler::Profiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Profiler::Profiler(Profiler&&) noexcept = default;
+Profiler::~Profiler() = default;
+
 Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   if (auto st = check_machine(o); !st) return st.error();
 
@@ -138,77 +198,41 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
 
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
   if (!events) return events.error();
-  Profiler p(o, std::move(*events), attr, std::move(stop));
-  if (auto st = p.events_.enable(); !st) return st.error();
-  return p;
+  auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
+  if (auto st = impl->events.enable(); !st) return st.error();
+  return Profiler(std::move(impl));
 }
 
-Profiler::Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr,
-                   std::function<bool()> stop)
-    : opts_(o),
-      stop_(std::move(stop)),
-      sample_type_(attr.sample_type),
-      events_(std::move(events)),
-      names_(std::make_unique<perf::TaskNames>()),
-      user_syms_(std::make_unique<symbols::UserSymbols>()),
-      process_(std::make_unique<perf::ProcessEvents>(*names_, *user_syms_, attr)),
-      counts_(o.stack_storage, o.hash_storage),
-      cut_(attr.sample_max_stack) {}
-
-bool Profiler::wanted(uint32_t pid, uint32_t tid) const {
-  if (tid == 0 && !opts_.include_idle) return false;
-  auto has = [](const std::vector<int>& v, uint32_t id) {
-    return std::find(v.begin(), v.end(), static_cast<int>(id)) != v.end();
-  };
-  if (!opts_.pids.empty() && !has(opts_.pids, pid)) return false;
-  if (!opts_.tids.empty() && !has(opts_.tids, tid)) return false;
-  return true;
-}
-
-void Profiler::consume(int /*cpu*/, const perf_event_header& h, std::span<const uint8_t> rec) {
-  if (h.type != PERF_RECORD_SAMPLE) {
-    process_->handle(h, rec);
-    return;
-  }
-  perf::Sample s;
-  if (!perf::decode_sample(sample_type_, rec, s)) return;
-  if (!wanted(s.pid, s.tid)) return;
-  ++samples_;
-  auto chains = perf::split_callchain(s.callchain);
-  cut_.note(chains);
-  if (!opts_.kernel_only && s.pid != 0 && !chains.user.empty())
-    user_syms_->note_process(static_cast<pid_t>(s.pid));
-  std::optional<std::span<const uint64_t>> kernel, user;
-  if (!opts_.user_only) kernel = chains.kernel;
-  if (!opts_.kernel_only) user = chains.user;
-  counts_.add(s.pid, names_->comm(s.pid, s.tid, s.cpu), kernel, user, 1);
-}
+uint64_t Profiler::samples() const { return impl_->samples; }
 
 void Profiler::poll(int timeout_ms) {
-  events_.wait(timeout_ms);
-  events_.drain(
-      [this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
-        consume(cpu, h, r);
+  Impl& m = *impl_;
+  m.events.wait(timeout_ms);
+  m.events.drain(
+      [&](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+        m.consume(cpu, h, r);
       },
-      kRecordsPerPoll, [this] { return stop_ && stop_(); });
+      kRecordsPerPoll, [&] { return m.stop_requested && m.stop_requested(); });
 }
 
 void Profiler::stop() {
-  (void)events_.disable();
-  events_.drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
-    consume(cpu, h, r);
+  Impl& m = *impl_;
+  (void)m.events.disable();
+  m.events.drain([&](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+    m.consume(cpu, h, r);
   });
 }
 
 void Profiler::report(std::ostream& out, std::ostream& err) {
+  Impl& m = *impl_;
   report::PrintOptions p;
-  p.style.delimiter = opts_.delimited && !opts_.user_only && !opts_.kernel_only;
-  p.style.annotate_kernel = opts_.annotate;
-  p.folded = opts_.folded;
-  p.kernel_symbols = !opts_.user_only;
-  report::print_stack_report(out, err, counts_, user_syms_.get(), p);
-  if (events_.lost() > 0) err << lost_warning(opts_, events_.lost());
-  cut_.warn(err);
+  p.style.delimiter = m.o.delimited && !m.o.user_only && !m.o.kernel_only;
+  p.style.annotate_kernel = m.o.annotate;
+  p.folded = m.o.folded;
+  p.kernel_symbols = !m.o.user_only;
+  report::print_stack_report(out, err, m.counts, &m.user_syms, p);
+  if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
+  m.cut.warn(err);
 }
 
 }  // namespace tracekit::profile

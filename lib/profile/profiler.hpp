@@ -8,6 +8,7 @@
 // Names are resolved once per unique frame when the report is printed.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -16,12 +17,6 @@
 #include <string>
 #include <vector>
 
-#include "aggregate/stack_counts.hpp"
-#include "perf/per_cpu.hpp"
-#include "perf/sample.hpp"
-#include "perf/process_events.hpp"
-#include "perf/task_names.hpp"
-#include "symbols/user.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
 
@@ -67,6 +62,8 @@ class Profiler : public session::Engine {
   // record poll() reads; once it returns true, poll() returns at once (the
   // tools pass cli::stop_requested).
   static Result<Profiler> start(const Options& o, std::function<bool()> stop = {});
+  Profiler(Profiler&&) noexcept;
+  ~Profiler() override;
 
   // Waits up to timeout_ms for samples and consumes what arrived, a bounded
   // number of records per ring (what is left waits for the next poll).
@@ -78,25 +75,13 @@ class Profiler : public session::Engine {
   // samples, full tables) to err.
   void report(std::ostream& out, std::ostream& err) override;
 
-  uint64_t samples() const { return samples_; }
+  // Samples counted (those the filters kept).
+  uint64_t samples() const;
 
  private:
-  Profiler(const Options& o, perf::PerCpuEvents events, const perf_event_attr& attr,
-           std::function<bool()> stop);
-  void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec);
-  bool wanted(uint32_t pid, uint32_t tid) const;
-
-  Options opts_;
-  std::function<bool()> stop_;
-  uint64_t sample_type_;
-  perf::PerCpuEvents events_;
-  // Behind pointers: process_ refers to both, and a Profiler is moved.
-  std::unique_ptr<perf::TaskNames> names_;
-  std::unique_ptr<symbols::UserSymbols> user_syms_;
-  std::unique_ptr<perf::ProcessEvents> process_;
-  aggregate::StackCounts counts_;
-  uint64_t samples_ = 0;
-  perf::CutStacks cut_;
+  struct Impl;
+  explicit Profiler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
 };
 
 }  // namespace tracekit::profile
