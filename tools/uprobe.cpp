@@ -68,6 +68,22 @@ Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path
                "list them with uprobe -l " + path};
 }
 
+// The probe of a definition: its target file and the symbol's file offset.
+Result<probe::Target> probe_target(const probe::Definition& def) {
+  auto path = resolve_target(def.target);
+  if (!path) return path.error();
+  auto offset = file_offset(def, *path);
+  if (!offset) return offset.error();
+  probe::Target t;
+  t.kind = def.is_return ? probe::Kind::kUserReturn : probe::Kind::kUser;
+  t.function = def.function;
+  t.path = *path;
+  t.offset = *offset;
+  t.event_name = def.event_name();
+  t.fetchargs = def.fetchargs;
+  return t;
+}
+
 }  // namespace
 
 int uprobe_main(int argc, char** argv) {
@@ -106,28 +122,18 @@ int uprobe_main(int argc, char** argv) {
   if (!def) return cmd.usage_error(def.error().str());
 
   cli::install_stop_handlers();
-  auto path = resolve_target(def->target);
-  if (!path) return events::fail("uprobe", path.error());
-  auto offset = file_offset(*def, *path);
-  if (!offset) return events::fail("uprobe", offset.error());
+  auto t = probe_target(*def);
+  if (!t) return events::fail("uprobe", t.error());
   auto dir = tracefs::tracing_dir();
   if (!dir) return events::fail("uprobe", dir.error());
-
-  probe::Target t;
-  t.kind = def->is_return ? probe::Kind::kUserReturn : probe::Kind::kUser;
-  t.function = def->function;
-  t.path = *path;
-  t.offset = *offset;
-  t.event_name = def->event_name();
-  t.fetchargs = def->fetchargs;
-  auto trace = session::TraceSession::create(*dir, "uprobe", {t}, /*function_tracer=*/false,
+  auto trace = session::TraceSession::create(*dir, "uprobe", {*t}, /*function_tracer=*/false,
                                              std::cerr);
   if (!trace) return events::fail("uprobe", trace.error());
   char where[64];
-  std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(*offset));
-  std::string detail = std::string(def->is_return ? "r:" : "p:") + t.event_name + " " + *path +
-                       where + (t.fetchargs.empty() ? "" : " " + t.fetchargs);
-  return events::view_or_trace(std::move(*trace), o, "uprobe " + t.event_name, detail);
+  std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(t->offset));
+  std::string detail = std::string(def->is_return ? "r:" : "p:") + t->event_name + " " + t->path +
+                       where + (t->fetchargs.empty() ? "" : " " + t->fetchargs);
+  return events::view_or_trace(std::move(*trace), o, "uprobe " + t->event_name, detail);
 }
 
 }  // namespace tracekit::tools

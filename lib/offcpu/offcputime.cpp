@@ -15,6 +15,8 @@
 #include "perf/sample.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
+#include "symbols/kallsyms.hpp"
+#include "symbols/tracing_frames.hpp"
 #include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
 #include "tracefs/filter.hpp"
@@ -122,6 +124,10 @@ struct Tracer::Impl {
   uint64_t lost = 0;
   perf::CutStacks cut;
   uint64_t undecodable = 0;
+  // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
+  // from kernel stacks as they come in.
+  symbols::KernelSymbols ksyms;
+  symbols::TracingFrames tracing{&ksyms};
 
   Impl(const Options& opts, tracefs::EventFormat f)
       : o(opts), format(std::move(f)), counts(opts.stack_storage, opts.hash_storage) {}
@@ -229,7 +235,7 @@ struct Tracer::Impl {
       e.start.time = smp.time;
       e.start.tgid = smp.pid;
       e.start.comm = counts.comms.intern(format.string(f_prev_comm, smp.raw));
-      if (!o.user_stacks_only) e.start.kernel = counts.side(chains.kernel);
+      if (!o.user_stacks_only) e.start.kernel = counts.side(tracing.strip(chains.kernel));
       if (!o.kernel_stacks_only) {
         e.start.user = counts.side(chains.user);
         if (!chains.user.empty()) user_syms.note_process(static_cast<pid_t>(smp.pid));
@@ -277,6 +283,8 @@ Result<Tracer> Tracer::start(const Options& o) {
   auto format = tracefs::EventFormat::load(*dir, "sched", "sched_switch");
   if (!format) return format.error();
   auto t = std::make_unique<Impl>(o, std::move(*format));
+  if (!o.user_stacks_only)
+    if (auto k = symbols::KernelSymbols::load()) t->ksyms = std::move(*k);
   t->f_prev_pid = t->format.field("prev_pid");
   t->f_prev_state = t->format.field("prev_state");
   t->f_prev_comm = t->format.field("prev_comm");
@@ -359,7 +367,6 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.folded = m.o.folded;
   p.kernel_symbols = !m.o.user_stacks_only;
   p.unit = "off-CPU periods";
-  p.strip_tracing_frames = true;
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [&m](uint32_t tid) {
     auto it = m.tgids.find(tid);

@@ -1,6 +1,5 @@
 #include "report/stack_records.hpp"
 
-#include "symbols/tracing_frames.hpp"
 
 namespace tracekit::report {
 
@@ -84,13 +83,6 @@ void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::S
   StackResolver resolver(&ksyms, user_syms);
   Missing missing;
   auto records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);
-  if (opts.strip_tracing_frames)
-    for (auto& r : records) {
-      auto& f = r.kernel.frames;
-      size_t n = 0;
-      while (n < f.size() && !f[n].name.empty() && symbols::is_tracing_frame(f[n].name)) ++n;
-      if (n < f.size()) f.erase(f.begin(), f.begin() + static_cast<ptrdiff_t>(n));
-    }
   output::merge_same_text(records, opts.style);
   output::sort_by_value(records);
   if (opts.folded)

@@ -55,11 +55,6 @@ struct PrintOptions {
   bool pid_in_record = true;  // records show the key's pid (false: keys still
                               // carry one, for user symbols, but it is not shown)
   const char* unit = "samples";  // what a key's value counts, for warnings
-  // Drop frames of the tracing machinery from the top of kernel stacks
-  // (symbols::is_tracing_frame): for stacks taken at a trace event, which can
-  // start inside the tracepoint's iterator when several consumers share it.
-  // Not for sampled stacks, where such a frame is where the CPU was.
-  bool strip_tracing_frames = false;
 };
 
 // The end of a stack tool's run: resolves every key's stacks, merges records

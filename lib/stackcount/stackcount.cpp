@@ -10,6 +10,9 @@
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
 #include "session/trace_session.hpp"
+#include "symbols/kallsyms.hpp"
+#include "symbols/tracing_frames.hpp"
+#include "symbols/user.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
@@ -41,6 +44,10 @@ struct Counter::Impl {
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
+  // perf backend: the tracing machinery's frames are stripped from kernel
+  // stacks as they come in (the ftrace reader strips its own).
+  symbols::KernelSymbols ksyms;
+  symbols::TracingFrames tracing{&ksyms};
 
   uint32_t tgid(uint32_t tid) {
     auto it = tgid_cache.find(tid);
@@ -82,7 +89,7 @@ struct Counter::Impl {
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
     std::optional<std::span<const uint64_t>> kernel, user;
-    if (kernel_stacks) kernel = chains.kernel;
+    if (kernel_stacks) kernel = tracing.strip(chains.kernel);
     if (user_stacks) {
       user = chains.user;
       if (!chains.user.empty()) user_syms->note_process(static_cast<pid_t>(s.pid));
@@ -156,6 +163,8 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (auto st = impl->trace->read_with_perf(co, want_kernel, want_user); !st) return st.error();
     impl->perf = impl->trace->perf();
     impl->cut = perf::CutStacks(impl->perf->attr().sample_max_stack);
+    if (want_kernel)
+      if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
                                                           impl->perf->attr());
     if (auto st = impl->perf->events().enable(); !st) return st.error();
@@ -208,7 +217,6 @@ report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool u
   p.folded = o.folded;
   p.kernel_symbols = kernel_stacks;
   p.unit = "events";
-  p.strip_tracing_frames = true;
   return p;
 }
 
