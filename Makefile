@@ -37,9 +37,12 @@ TEST_LIBS := -lgtest -lgmock -lpthread
 
 LIB_SRCS     := $(shell find lib -name '*.cpp' 2>/dev/null | sort)
 LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
-TOOL_SRCS    := $(filter-out tools/tracekit.cpp,$(wildcard tools/*.cpp))
+# tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
+# the multi-call binary only ("tracekit features").
+CMD_SRCS     := tools/features.cpp
+TOOL_SRCS    := $(filter-out tools/tracekit.cpp $(CMD_SRCS),$(wildcard tools/*.cpp))
 TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
-TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o)
+TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o) $(CMD_SRCS:%.cpp=$(BUILD)/obj/%.o)
 UNIT_SRCS    := $(shell find tests/unit -name '*.cpp' 2>/dev/null | sort)
 UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 RT_SRCS      := $(shell find tests/runtime -name '*.cpp' 2>/dev/null | sort)

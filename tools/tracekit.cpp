@@ -27,6 +27,13 @@ constexpr Entry kTools[] = {
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
 };
 
+// Commands of the multi-call binary itself ("tracekit features"), with no
+// symlink of their own.
+constexpr Entry kCommands[] = {
+    {"features", tracekit::tools::features_main,
+     "the kernel features the tools use, and what works here"},
+};
+
 const Entry* find(std::string_view name) {
   for (const auto& e : kTools)
     if (name == e.name) return &e;
@@ -44,6 +51,12 @@ int list(std::ostream& out) {
   out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
          "  tools:\n";
   for (const auto& e : kTools) {
+    out << "       ";
+    out.width(14);
+    out << std::left << e.name << "# " << e.summary << "\n";
+  }
+  out << "  commands:\n";
+  for (const auto& e : kCommands) {
     out << "       ";
     out.width(14);
     out << std::left << e.name << "# " << e.summary << "\n";
@@ -71,6 +84,8 @@ int main(int argc, char** argv) {
     return out.finish(list(std::cout));
   }
   if (const Entry* e = find(sub)) return run(*e, argc - 1, argv + 1);
+  for (const auto& c : kCommands)
+    if (sub == c.name) return run(c, argc - 1, argv + 1);
   std::cerr << "tracekit: unknown tool '" << sub << "'\n";
   list(std::cerr);
   return 2;

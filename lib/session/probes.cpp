@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "kernel/features.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::session {
@@ -21,11 +22,6 @@ Result<int> event_id(const std::string& tracing_dir, const std::string& system,
 }
 
 }  // namespace
-
-bool kprobes_disabled() {
-  const char* v = std::getenv("TRACEKIT_NO_KPROBES");
-  return v && *v && std::string_view(v) != "0";
-}
 
 std::vector<std::string> Probes::systems() const {
   std::vector<std::string> s;
@@ -75,14 +71,19 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         auto g = group();
         if (!g) return g.error();
         bool ret = t.kind == probe::Kind::kKernelReturn;
-        if (!(*g)->kprobes_supported() || kprobes_disabled()) {
+        // TRACEKIT_KERNEL_FEATURES=-kprobes: as on a kernel without them
+        // (kernel functions go to the function tracer), for tests of that
+        // path on kernels that have both.
+        const bool forced = kernel::Features::host().forced_off(kernel::Feature::kKprobes);
+        if (!(*g)->kprobes_supported() || forced) {
           if (function_tracer && !ret) {
             p.functions_.push_back(t.function);
             break;
           }
-          return Error{0, "this kernel has no kprobes (CONFIG_KPROBES is off)", {},
-                       ret ? "function returns need kretprobes"
-                           : "this tool cannot fall back to the function tracer"};
+          Error e = kernel::Features::missing_error(kernel::Feature::kKprobes, forced);
+          e.hint += ret ? "; function returns need kretprobes"
+                        : "; this tool cannot fall back to the function tracer";
+          return e;
         }
         keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret, t.fetchargs, t.event_name));
         break;

@@ -21,11 +21,6 @@ struct TraceEvent {
   int id = -1;  // events/<system>/<event>/id
 };
 
-// TRACEKIT_NO_KPROBES=1 in the environment: behave as on a kernel without
-// kprobes (kernel functions go to the function tracer). For tests of that
-// path on kernels that have both.
-bool kprobes_disabled();
-
 class Probes {
  public:
   // function_tracer: kernel function entries may fall back to the function

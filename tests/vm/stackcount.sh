@@ -44,7 +44,7 @@ case_kretprobe_exact() {
 # func_stack_trace, in the run's own instance.
 case_function_tracer_fallback_exact() {
   start_workload reads $N
-  traced_run /tmp/sc.out env TRACEKIT_NO_KPROBES=1 stackcount -K -p "$WL_PID" vfs_read
+  traced_run /tmp/sc.out env TRACEKIT_KERNEL_FEATURES=-kprobes stackcount -K -p "$WL_PID" vfs_read
   expect_count /tmp/sc.out $N
   has /tmp/sc.out '^  ksys_read$' "ksys_read in the function tracer's stacks"
 }
@@ -74,7 +74,7 @@ case_stacksnoop_kprobe_buffered_exact() {
 # stacksnoop live, through the function tracer.
 case_stacksnoop_function_tracer_live() {
   start_workload reads 7
-  traced_run /tmp/ss.out env TRACEKIT_NO_KPROBES=1 stacksnoop -v -p "$WL_PID" vfs_read
+  traced_run /tmp/ss.out env TRACEKIT_KERNEL_FEATURES=-kprobes stacksnoop -v -p "$WL_PID" vfs_read
   local n
   n=$(count /tmp/ss.out ' ip: ')
   [ "$n" -eq 7 ] || fail "$n stacks, expected 7: $(head -n 30 /tmp/ss.out)"
