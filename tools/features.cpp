@@ -49,10 +49,10 @@ void print_text(kernel::Features& host) {
   for (const auto& i : kernel::feature_table())
     std::cout << col(i.name, 21) << col(state_name(host.state(i.id)), 4)
               << col(i.provided_by, 46) << (i.fallback.empty() ? "-" : i.fallback) << "\n";
-  std::cout << "\n" << col("TOOL", 14) << col("OPTION", 28) << "HERE\n";
+  std::cout << "\n" << col("TOOL", 14) << col("OPTION", 32) << "HERE\n";
   for (const auto& u : kernel::tool_uses()) {
     auto v = kernel::judge(u, host);
-    std::cout << col(u.tool, 14) << col(u.option.empty() ? "-" : u.option, 28)
+    std::cout << col(u.tool, 14) << col(u.option.empty() ? "-" : u.option, 32)
               << (v.way ? "works: " + std::string(v.way->path) : "no: needs " + names(v.missing))
               << "\n";
   }

@@ -113,15 +113,16 @@ bool file_contains(const std::string& path, std::string_view needle) {
   return text && text->find(needle) != std::string::npos;
 }
 
-// A software event on the calling thread, disabled, with f's attr change.
-bool host_perf_accepts(F f) {
-  if (f == F::kPerfEventMaxStack) return exists("/proc/sys/kernel/perf_event_max_stack");
+// Opens a software event on the calling thread, disabled, with f's attr
+// change (none for kPerfEvents). Returns 0 or errno.
+int open_with(F f) {
   perf_event_attr a{};
   a.size = sizeof a;
   a.type = PERF_TYPE_SOFTWARE;
   a.config = PERF_COUNT_SW_CPU_CLOCK;
   a.disabled = 1;
   a.exclude_hv = 1;
+  a.exclude_kernel = 1;  // allowed to more users than kernel counting
   a.sample_period = 1000000;
   switch (f) {
     case F::kPerfEvents: break;
@@ -143,10 +144,22 @@ bool host_perf_accepts(F f) {
       a.sample_type = PERF_SAMPLE_CALLCHAIN;
       a.exclude_callchain_kernel = 1;
       break;
-    default: return false;
+    default: return EINVAL;
   }
   Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
-  return fd.valid();
+  return fd.valid() ? 0 : errno;
+}
+
+bool host_perf_accepts(F f) {
+  if (f == F::kPerfEventMaxStack) return exists("/proc/sys/kernel/perf_event_max_stack");
+  // Without permission to open even the plain event (not root, a high
+  // perf_event_paranoid) nothing can be told apart: count the bits as there
+  // (the tools' own opens then fail with the permission error, which is the
+  // real problem); without perf at all (ENOSYS, ENOENT), none is.
+  static const int base = open_with(F::kPerfEvents);
+  if (base == EACCES || base == EPERM) return true;
+  if (base != 0) return false;
+  return f == F::kPerfEvents || open_with(f) == 0;
 }
 
 bool host_eprobe_works(const std::string& dir) {

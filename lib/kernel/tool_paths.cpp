@@ -6,19 +6,34 @@ namespace {
 
 using F = Feature;
 
-// What every perf callchain reader asks of perf_event_open today: callchains
-// with sample_max_stack, and COMM/MMAP2 records with the exec flag.
+// What every perf callchain reader needs: perf_event_open. (Callchain depth,
+// MMAP2 and the COMM exec flag have fallbacks: the rows below.)
 std::vector<Feature> perf_stacks(std::vector<Feature> more = {}) {
-  std::vector<Feature> f{F::kPerfEvents, F::kSampleMaxStack, F::kMmap2, F::kCommExec};
+  std::vector<Feature> f{F::kPerfEvents};
   for (Feature m : more) f.push_back(m);  // (not insert(): GCC 12 -Warray-bounds misfires)
   return f;
 }
 
 std::vector<ToolUse> make_uses() {
   const Way instance_events{"events in a private instance", {F::kInstances}};
+  const std::vector<Way> kernel_functions{
+      {"kprobes with stacktrace triggers", {F::kInstances, F::kKprobes, F::kStacktraceTrigger}},
+      {"kprobes with the instance's stacktrace option", {F::kInstances, F::kKprobes}},
+      {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}}};
   return {
       {"profile", "", {{"perf cpu-clock sampling with callchains", perf_stacks()}}},
-      {"profile", "-U / -K", {{"perf callchains of one side", perf_stacks({F::kExcludeCallchain})}}},
+      {"profile",
+       "-U / -K",
+       {{"perf callchains of one side", perf_stacks({F::kExcludeCallchain})},
+        {"perf callchains of both sides, one dropped", perf_stacks()}}},
+      {"perf readers",
+       "user symbols of exited processes",
+       {{"MMAP2 records (files checked by inode)", perf_stacks({F::kMmap2})},
+        {"MMAP records", perf_stacks()}}},
+      {"perf readers",
+       "stack depth",
+       {{"min(perf_event_max_stack, 127) frames", perf_stacks({F::kSampleMaxStack})},
+        {"the kernel's 127 frames", perf_stacks()}}},
       {"offcputime",
        "",
        {{"perf sched_switch samples, switch-ins from context-switch records (tracefs)",
@@ -27,18 +42,16 @@ std::vector<ToolUse> make_uses() {
          perf_stacks({F::kContextSwitch, F::kUseClockid, F::kDebugfsTracing})}}},
       {"stackcount",
        "tracepoints",
-       {{"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}}}},
-      {"stackcount",
-       "kernel functions",
-       {{"kprobes with stacktrace triggers", {F::kInstances, F::kKprobes, F::kStacktraceTrigger}},
-        {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}}}},
+       {{"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
+        {"the instance's stacktrace option", {F::kInstances}}}},
+      {"stackcount", "kernel functions", kernel_functions},
       {"stackcount", "user functions (u:lib:func)", {{"uprobes read by perf", perf_stacks({F::kUprobes})}}},
       {"stackcount", "-U (user stacks)", {{"perf callchains", perf_stacks()}}},
       {"stacksnoop",
-       "",
-       {{"kprobes or tracepoints with stacktrace triggers",
-         {F::kInstances, F::kStacktraceTrigger}},
-        {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}}}},
+       "tracepoints",
+       {{"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
+        {"the instance's stacktrace option", {F::kInstances}}}},
+      {"stacksnoop", "kernel functions", kernel_functions},
       {"tpoint", "", {instance_events}},
       {"tpoint",
        "-p PID",

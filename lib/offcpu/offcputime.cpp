@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "aggregate/stack_counts.hpp"
+#include "kernel/features.hpp"
 #include "offcpu/pairing.hpp"
 #include "perf/follow.hpp"
 #include "perf/per_cpu.hpp"
@@ -292,6 +293,11 @@ Result<Tracer> Tracer::start(const Options& o) {
     return Error{0, "sched:sched_switch lacks prev_pid, prev_state or prev_comm", {},
                  "this kernel's tracepoint format is not supported"};
 
+  // Switch-ins come from context-switch records, ordered on CLOCK_MONOTONIC
+  // (offcpu/pairing.hpp); no fallback yet for kernels without them.
+  auto& features = kernel::Features::host();
+  for (auto f : {kernel::Feature::kContextSwitch, kernel::Feature::kUseClockid})
+    if (!features.has(f)) return features.missing(f);
   auto cpus = perf::online_cpus();
   if (!cpus) return cpus.error();
   perf_event_attr attr{};
@@ -303,8 +309,6 @@ Result<Tracer> Tracer::start(const Options& o) {
   attr.disabled = 1;
   attr.context_switch = 1;  // switch-in records: see offcpu/pairing.hpp
   attr.sample_id_all = 1;   // ... with time, tid and cpu
-  attr.comm = 1;
-  attr.comm_exec = 1;
   attr.use_clockid = 1;
   attr.clockid = CLOCK_MONOTONIC;
   perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
@@ -317,7 +321,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!events) return events.error();
   t->events.emplace(std::move(*events));
   t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
-  t->cut = perf::CutStacks(attr.sample_max_stack);
+  t->cut = perf::CutStacks(attr);
   t->sample_type = attr.sample_type;
   // Only the switch-outs of the traced threads are sampled; the switch-in
   // records are side-band and not filtered. A perf tracepoint event takes

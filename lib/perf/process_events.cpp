@@ -15,16 +15,21 @@
 #include <cstring>
 #include <string_view>
 
+#include "kernel/features.hpp"
 #include "perf/sample.hpp"
 
 namespace tracekit::perf {
 
 void request_process_events(perf_event_attr& attr) {
+  // Kernels before 3.16 have no exec flag on COMM (an exec is then known by
+  // the new image's MMAP records, which replace what they overlap), before
+  // 3.12 no MMAP2 (PERF_RECORD_MMAP: no inode to check the file by).
+  auto& features = kernel::Features::host();
   attr.comm = 1;
-  attr.comm_exec = 1;
+  attr.comm_exec = features.has(kernel::Feature::kCommExec);
   attr.task = 1;
   attr.mmap = 1;
-  attr.mmap2 = 1;
+  attr.mmap2 = features.has(kernel::Feature::kMmap2);
   attr.sample_id_all = 1;
   attr.sample_type |= PERF_SAMPLE_TIME;
 }

@@ -51,7 +51,8 @@
 namespace tracekit::perf {
 
 // Sets what ProcessEvents needs in attr: comm, comm_exec, task, mmap (only
-// executable mappings: mmap_data stays as it is), mmap2, sample_id_all, and
+// executable mappings: mmap_data stays as it is), mmap2 (where the kernel has
+// it; comm_exec too: kernel/features.hpp), sample_id_all, and
 // PERF_SAMPLE_TIME in sample_type (so decode samples with attr.sample_type
 // as it is after this call). Changes nothing else.
 void request_process_events(perf_event_attr& attr);

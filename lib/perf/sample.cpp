@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernel/features.hpp"
 #include "perf/event.hpp"
 
 namespace tracekit::perf {
@@ -248,10 +249,21 @@ bool decode_sample_id(uint64_t sample_type, std::span<const uint8_t> record, Sam
 }
 
 void request_callchains(perf_event_attr& attr, bool kernel, bool user) {
+  auto& features = kernel::Features::host();
   attr.sample_type |= PERF_SAMPLE_CALLCHAIN;
-  attr.exclude_callchain_kernel = !kernel;
-  attr.exclude_callchain_user = !user;
-  attr.sample_max_stack = static_cast<uint16_t>(std::min(max_stack(), 127));
+  // Before 3.7 both sides come, and the caller keeps the side it wants.
+  if (features.has(kernel::Feature::kExcludeCallchain)) {
+    attr.exclude_callchain_kernel = !kernel;
+    attr.exclude_callchain_user = !user;
+  }
+  // Before 4.8 the kernel's own depth (127) holds.
+  if (features.has(kernel::Feature::kSampleMaxStack))
+    attr.sample_max_stack = static_cast<uint16_t>(std::min(max_stack(), 127));
+}
+
+uint16_t callchain_depth(const perf_event_attr& attr) {
+  return attr.sample_max_stack ? attr.sample_max_stack
+                               : static_cast<uint16_t>(std::min(max_stack(), 0xffff));
 }
 
 void CutStacks::warn(std::ostream& err) {

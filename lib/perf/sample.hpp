@@ -59,14 +59,20 @@ inline bool truncated(const Chains& c, uint16_t max_stack) {
 }
 
 // Asks attr for callchains (PERF_SAMPLE_CALLCHAIN) of the kernel side, the
-// user side or both, at most min(kernel.perf_event_max_stack, 127) frames.
+// user side or both (kernels before 3.7 cannot leave a side out: the caller
+// drops it), at most min(kernel.perf_event_max_stack, 127) frames (before
+// 4.8: the kernel's own 127). See kernel/features.hpp.
 void request_callchains(perf_event_attr& attr, bool kernel, bool user);
+// The most frames a callchain of attr holds: its sample_max_stack, else the
+// kernel's depth (kernel.perf_event_max_stack, 127 where there is none).
+uint16_t callchain_depth(const perf_event_attr& attr);
 
 // Callchains the kernel cut at sample_max_stack: counted per sample, and
 // reported once per report.
 class CutStacks {
  public:
-  explicit CutStacks(uint16_t max_stack = 0) : max_(max_stack) {}
+  CutStacks() = default;
+  explicit CutStacks(const perf_event_attr& attr) : max_(callchain_depth(attr)) {}
   void note(const Chains& c) {
     if (truncated(c, max_)) ++n_;
   }

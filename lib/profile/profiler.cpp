@@ -124,7 +124,7 @@ struct Profiler::Impl {
         events(std::move(ev)),
         process(names, user_syms, attr),
         counts(opts.stack_storage, opts.hash_storage),
-        cut(attr.sample_max_stack) {}
+        cut(attr) {}
 
   bool wanted(uint32_t pid, uint32_t tid) const {
     if (tid == 0 && !o.include_idle) return false;
@@ -184,9 +184,6 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   }
   attr.sample_type = kSampleType;
   attr.disabled = 1;
-  attr.comm = 1;
-  attr.comm_exec = 1;
-  attr.task = 1;
   perf::request_callchains(attr, !o.user_only, !o.kernel_only);
   // Wake the reader when a quarter of the ring is used; poll() timeouts drain
   // the rest, so low rates are still read promptly.

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <set>
 
+#include "kernel/features.hpp"
 #include "perf/process_events.hpp"
 #include "tracefs/filter.hpp"
 #include "util/proc.hpp"
@@ -95,7 +96,16 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   std::vector<std::string> systems = probes.systems();
   std::string filter;  // common_pid filter, when forks cannot be followed
   if (o.pid) {
-    c.follows_ = can_follow_forks([&](const std::string& rel) { return in.has(rel); }, functions);
+    // The files, unless TRACEKIT_KERNEL_FEATURES turns them off.
+    auto& k = kernel::Features::host();
+    c.follows_ = can_follow_forks(
+        [&](const std::string& rel) {
+          if (rel == "set_event_pid" && k.forced_off(kernel::Feature::kSetEventPid)) return false;
+          if (rel == "options/event-fork" && k.forced_off(kernel::Feature::kEventFork))
+            return false;
+          return in.has(rel);
+        },
+        functions);
     if (c.follows_) {
       auto fmt = tracefs::EventFormat::load(tracing_dir, "task", "task_newtask");
       if (fmt) {
@@ -153,7 +163,12 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
 
   if (o.tid) filter = "common_pid == " + std::to_string(*o.tid);
   filter = tracefs::join_filters(filter, o.filter);
-  const bool stack_option = o.stacks && o.stack_option && in.has("options/stacktrace");
+  // Kernels before 3.14 have no stacktrace trigger: the instance's
+  // stacktrace option then gives every event a stack (filters still gate
+  // them: a filtered-out event is not written, nor is its stack).
+  const bool stack_option =
+      o.stacks && in.has("options/stacktrace") &&
+      (o.stack_option || !kernel::Features::host().has(kernel::Feature::kStacktraceTrigger));
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();
   if (o.user_stacks) {

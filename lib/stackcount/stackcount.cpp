@@ -162,7 +162,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   } else {
     if (auto st = impl->trace->read_with_perf(co, want_kernel, want_user); !st) return st.error();
     impl->perf = impl->trace->perf();
-    impl->cut = perf::CutStacks(impl->perf->attr().sample_max_stack);
+    impl->cut = perf::CutStacks(impl->perf->attr());
     if (want_kernel)
       if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,

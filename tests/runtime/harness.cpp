@@ -61,6 +61,10 @@ std::string tool_path(const std::string& tool) { return env_or("TRACEKIT_BIN", "
 std::string workload_path(const std::string& name) {
   return env_or("TRACEKIT_WORKLOADS", "build/workloads") + "/" + name;
 }
+std::string shim_path(const std::string& name) {
+  return std::filesystem::absolute(env_or("TRACEKIT_SHIMS", "build/tests") + "/" + name + ".so")
+      .string();
+}
 
 Running::Running(const std::vector<std::string>& argv) {
   int out[2], err[2];

@@ -18,6 +18,8 @@ namespace tracekit::testing {
 
 std::string tool_path(const std::string& tool);
 std::string workload_path(const std::string& name);
+// An LD_PRELOAD shim of tests/shims (build/tests/NAME.so), as an absolute path.
+std::string shim_path(const std::string& name);
 
 struct RunResult {
   int exit_code = -1;  // exit status, or 128 + signal when killed

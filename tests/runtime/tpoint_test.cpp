@@ -110,7 +110,12 @@ TEST_F(TpointRuntime, BufferedCountIsExact) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out)[0], "Tracing syscalls:sys_enter_read for 3 seconds (buffered)...");
   EXPECT_EQ(count_with(r.out, " sys_read("), static_cast<size_t>(kReads));
-  EXPECT_EQ(r.err, "");
+  // Nothing on stderr but, with set_event_pid or event-fork missing (or
+  // forced off), the warning that later threads are not followed.
+  std::string err;
+  for (const auto& l : lines_of(r.err))
+    if (l.find("cannot follow forks") == std::string::npos) err += l + "\n";
+  EXPECT_EQ(err, "");
 }
 
 TEST_F(TpointRuntime, ThreadFilterAndHeaders) {
