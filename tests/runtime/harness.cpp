@@ -610,4 +610,17 @@ std::vector<MultilineRecord> parse_multiline(const std::string& text) {
   return recs;
 }
 
+ShortlivedSamples shortlived_samples(const std::string& folded) {
+  ShortlivedSamples s;
+  for (auto& [stack, n] : parse_folded(folded)) {
+    auto fr = frames_of(stack);
+    if (fr.empty() || fr[0] != "shortlived") continue;
+    s.all += n;
+    auto m = std::find(fr.begin(), fr.end(), "main");
+    auto b = std::find(fr.begin(), fr.end(), "shortlived_burn");
+    if (m != fr.end() && b != fr.end() && m < b) s.burn += n;
+  }
+  return s;
+}
+
 }  // namespace tracekit::testing

@@ -21,6 +21,13 @@ std::string workload_path(const std::string& name);
 // An LD_PRELOAD shim of tests/shims (build/tests/NAME.so), as an absolute path.
 std::string shim_path(const std::string& name);
 
+// Of folded output, the samples of the shortlived workload, and those of them
+// whose stack resolved to main calling shortlived_burn (its truth: nearly all).
+struct ShortlivedSamples {
+  unsigned long all = 0, burn = 0;
+};
+ShortlivedSamples shortlived_samples(const std::string& folded);
+
 struct RunResult {
   int exit_code = -1;  // exit status, or 128 + signal when killed
   std::string out;

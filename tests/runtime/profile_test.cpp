@@ -367,18 +367,10 @@ TEST_F(ProfileRuntime, ShortLivedProcessesResolve) {
   }
   auto r = p.finish(30);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  unsigned long burn = 0, all = 0;
-  for (auto& [stack, n] : parse_folded(r.out)) {
-    auto fr = frames_of(stack);
-    if (fr[0] != "shortlived") continue;
-    all += n;
-    auto m = std::find(fr.begin(), fr.end(), "main");
-    auto b = std::find(fr.begin(), fr.end(), "shortlived_burn");
-    if (m != fr.end() && b != fr.end() && m < b) burn += n;
-  }
+  auto s = shortlived_samples(r.out);
   // About 90 samples of 90 ms of CPU; nearly all in shortlived_burn.
-  EXPECT_GT(burn, 30u) << r.out;
-  EXPECT_GE(burn, all * 8 / 10) << r.out;
+  EXPECT_GT(s.burn, 30u) << r.out;
+  EXPECT_GE(s.burn, s.all * 8 / 10) << r.out;
 }
 
 }  // namespace
