@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "kernel/features.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/tracing_dir.hpp"
 
@@ -90,6 +91,13 @@ ProbeGroup::~ProbeGroup() {
 }
 
 bool ProbeGroup::kprobes_supported() const { return exists(top_ + "/kprobe_events"); }
+
+std::string ProbeGroup::definitions_file(const char* legacy) const {
+  // TRACEKIT_KERNEL_FEATURES=-dynamic_events: as on a kernel before it.
+  bool dynamic = exists(top_ + "/dynamic_events") &&
+                 !kernel::Features::host().forced_off(kernel::Feature::kDynamicEvents);
+  return top_ + "/" + (dynamic ? "dynamic_events" : legacy);
+}
 bool ProbeGroup::uprobes_supported() const { return exists(top_ + "/uprobe_events"); }
 
 std::string ProbeGroup::unique_name(const std::string& base) const {
@@ -127,8 +135,7 @@ Result<std::string> ProbeGroup::add_kprobe(const std::string& function, bool is_
                  "trace a tracepoint (t:cat:event) or a user function instead"};
   if (function.empty() || function.find_first_of(" \t\n") != std::string::npos)
     return Error{EINVAL, "not a kernel function name: \"" + function + "\"", {}, {}};
-  std::string file =
-      top_ + (exists(top_ + "/dynamic_events") ? "/dynamic_events" : "/kprobe_events");
+  std::string file = definitions_file("kprobe_events");
   return add(file, is_return ? 'r' : 'p',
              probe_name(event_hint.empty() ? (is_return ? "r_" : "p_") + function : event_hint),
              function, fetchargs);
@@ -153,8 +160,7 @@ Result<std::string> ProbeGroup::add_uprobe(const std::string& path, uint64_t off
     auto slash = path.rfind('/');
     base = "u_" + path.substr(slash == std::string::npos ? 0 : slash + 1) + "_" + (off + 2);
   }
-  std::string file =
-      top_ + (exists(top_ + "/dynamic_events") ? "/dynamic_events" : "/uprobe_events");
+  std::string file = definitions_file("uprobe_events");
   return add(file, is_return ? 'r' : 'p', probe_name(base), path + ":" + off, fetchargs);
 }
 

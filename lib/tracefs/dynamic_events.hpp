@@ -69,6 +69,9 @@ class ProbeGroup {
   Result<std::string> add(const std::string& file, char type, const std::string& base,
                           const std::string& where, const std::string& fetchargs);
   std::string unique_name(const std::string& base) const;
+  // Where probe definitions go: dynamic_events, else legacy
+  // ("kprobe_events", "uprobe_events"), as a path.
+  std::string definitions_file(const char* legacy) const;
   std::string top_, group_;
   struct Created {
     std::string event;
