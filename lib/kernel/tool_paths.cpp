@@ -95,9 +95,15 @@ Verdict judge(const ToolUse& use, Features& features) {
       return v;
     }
   }
-  if (!use.ways.empty())
-    for (Feature f : use.ways.front().needs)
-      if (!features.has(f)) v.missing.push_back(f);
+  // The way closest to working says what is missing.
+  bool first = true;
+  for (const auto& w : use.ways) {
+    std::vector<Feature> missing;
+    for (Feature f : w.needs)
+      if (!features.has(f)) missing.push_back(f);
+    if (first || missing.size() < v.missing.size()) v.missing = std::move(missing);
+    first = false;
+  }
   return v;
 }
 

@@ -2,9 +2,9 @@
 // tool (and each option that needs more than the tool itself), the ways the
 // code can do it, in the order it prefers them, each with the features it
 // needs. The first way whose features are all present is the one a run
-// takes; when none is, the option does not work and the missing features
-// say why. The table mirrors what the tools do today: a fallback is listed
-// only once the code has it.
+// takes; when none is, the option does not work, and the features missing
+// from the way closest to working say why. The table mirrors what the tools
+// do today: a fallback is listed only once the code has it.
 #pragma once
 
 #include <string>
@@ -32,7 +32,7 @@ const std::vector<ToolUse>& tool_uses();
 // What a use comes to on a host.
 struct Verdict {
   const Way* way = nullptr;        // the way taken; null: it does not work here
-  std::vector<Feature> missing;    // of the first way, when none works
+  std::vector<Feature> missing;    // of the way closest to working, when none works
 };
 Verdict judge(const ToolUse& use, Features& features);
 
