@@ -1,0 +1,62 @@
+// The tool table against fake hosts: the first way whose features are all
+// there is taken; otherwise the way closest to working names what is missing.
+#include "kernel/tool_paths.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace tracekit::kernel {
+namespace {
+
+using F = Feature;
+
+// A host with exactly the features in have (every probe answered from it).
+Features host_with(std::set<F> have) {
+  Probe p;
+  p.tracing_dir = [] { return std::string(); };
+  p.tracefs_filesystem = [have] { return have.count(F::kTracefs) > 0; };
+  p.debugfs_tracing = [have] { return have.count(F::kDebugfsTracing) > 0; };
+  p.perf_accepts = [have](F f) { return have.count(f) > 0; };
+  return Features(p);
+}
+
+const ToolUse& use(std::string_view tool, std::string_view option) {
+  for (const auto& u : tool_uses())
+    if (u.tool == tool && u.option == option) return u;
+  ADD_FAILURE() << "no row " << tool << " " << option;
+  return tool_uses().front();
+}
+
+TEST(ToolPathsTest, PreferredWayFirstThenFallbacks) {
+  auto modern = host_with({F::kPerfEvents, F::kExcludeCallchain});
+  auto v = judge(use("profile", "-U / -K"), modern);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "perf callchains of one side");
+  auto old = host_with({F::kPerfEvents});
+  v = judge(use("profile", "-U / -K"), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "perf callchains of both sides, one dropped");
+}
+
+TEST(ToolPathsTest, NothingWorksNamesTheClosestWaysLack) {
+  auto none = host_with({});
+  // Tracefs-less fake host: kprobe's fallback lacks instances and kprobes,
+  // its first way dynamic_events too.
+  auto v = judge(use("kprobe", ""), none);
+  EXPECT_FALSE(v.way);
+  EXPECT_EQ(v.missing, (std::vector<F>{F::kInstances, F::kKprobes}));
+  auto perfless = judge(use("profile", ""), none);
+  EXPECT_EQ(perfless.missing, (std::vector<F>{F::kPerfEvents}));
+}
+
+TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {
+  for (const auto& u : tool_uses()) {
+    EXPECT_FALSE(u.tool.empty());
+    ASSERT_FALSE(u.ways.empty()) << u.tool << " " << u.option;
+    for (const auto& w : u.ways) EXPECT_FALSE(w.path.empty()) << u.tool << " " << u.option;
+  }
+}
+
+}  // namespace
+}  // namespace tracekit::kernel
