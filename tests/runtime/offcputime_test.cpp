@@ -120,7 +120,16 @@ TEST_F(OffcputimeRuntime, FoldedTotalsPerFunctionWithinTenPercent) {
       auto m = std::find(fr.begin(), fr.end(), "main");
       auto f = std::find(fr.begin(), fr.end(), "sleep_known");
       EXPECT_LT(m, f) << stack;
-      EXPECT_TRUE(contains(fr, "do_nanosleep")) << stack;
+      // Blocked in nanosleep, unless preempted in sleep_known's own code on
+      // a busy machine (an interrupt's return to user space rescheduled it):
+      // off-CPU time too, and inside the measured call.
+      bool preempted = std::any_of(fr.begin(), fr.end(), [](const std::string& x) {
+        return x.rfind("irqentry_exit", 0) == 0 || x.rfind("exit_to_user_mode", 0) == 0 ||
+               x.rfind("preempt_schedule", 0) == 0 || x.rfind("asm_sysvec_", 0) == 0;
+      });
+      if (!preempted) {
+        EXPECT_TRUE(contains(fr, "do_nanosleep")) << stack;
+      }
       EXPECT_EQ(fr.back(), "__schedule") << stack;
     }
   }
