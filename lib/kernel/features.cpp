@@ -30,65 +30,6 @@ namespace {
 
 using F = Feature;
 
-constexpr FeatureInfo kTable[] = {
-    {F::kTracefs, "tracefs", "the tracefs filesystem", "Linux 4.1",
-     "debugfs's tracing directory"},
-    {F::kDebugfsTracing, "debugfs_tracing", "ftrace under debugfs (/sys/kernel/debug/tracing)",
-     "CONFIG_FTRACE, CONFIG_DEBUG_FS", ""},
-    {F::kInstances, "instances", "tracefs instances (private trace buffers)", "Linux 3.10",
-     "the top level, under perf-tools' lock"},
-    {F::kEventTriggers, "event_triggers", "event triggers", "Linux 3.14",
-     "the stacktrace option"},
-    {F::kStacktraceTrigger, "stacktrace_trigger", "the stacktrace event trigger", "Linux 3.14",
-     "the stacktrace option"},
-    {F::kHistTriggers, "hist_triggers", "hist triggers", "CONFIG_HIST_TRIGGERS (Linux 4.7)",
-     "aggregation in user space"},
-    {F::kKprobes, "kprobes", "kprobe events (kprobe_events)", "CONFIG_KPROBE_EVENTS",
-     "the function tracer for kernel functions"},
-    {F::kUprobes, "uprobes", "uprobe events (uprobe_events)", "CONFIG_UPROBE_EVENTS (Linux 3.5)",
-     ""},
-    {F::kDynamicEvents, "dynamic_events", "the dynamic_events file", "Linux 5.0",
-     "kprobe_events and uprobe_events"},
-    {F::kEprobes, "eprobes", "event probes (e: in dynamic_events)",
-     "CONFIG_EPROBE_EVENTS (Linux 5.15)", "kprobes; uprobes on the C library's wrappers"},
-    {F::kErrorLog, "error_log", "the tracing error_log", "Linux 5.2",
-     "errors without the kernel's explanation"},
-    {F::kBufferPercent, "buffer_percent", "buffer_percent (wake readers when a share is full)",
-     "Linux 5.0", "timed polling"},
-    {F::kSetEventPid, "set_event_pid", "event pid lists (set_event_pid)", "Linux 4.4",
-     "common_pid filters"},
-    {F::kEventFork, "event_fork", "following forks in pid lists (options/event-fork)",
-     "Linux 4.7", "the threads there are at the start"},
-    {F::kFunctionTracer, "function_tracer", "the function tracer",
-     "CONFIG_FUNCTION_TRACER, and no kernel lockdown", "kprobes"},
-    {F::kFunctionGraph, "function_graph", "the function_graph tracer",
-     "CONFIG_FUNCTION_GRAPH_TRACER, and no kernel lockdown", ""},
-    {F::kFunctionProfiler, "function_profiler", "the function profiler",
-     "CONFIG_FUNCTION_PROFILER", "counting with kprobes or the function tracer"},
-    {F::kSyscallTracepoints, "syscall_tracepoints", "syscalls:* tracepoints",
-     "CONFIG_FTRACE_SYSCALLS", "raw_syscalls with an id filter"},
-    {F::kKprobeArgN, "kprobe_argn", "the $argN fetch argument", "Linux 4.20",
-     "registers by the calling convention"},
-    {F::kUstring, "ustring", "the ustring fetch type (user-space strings)", "Linux 5.3",
-     "string"},
-    {F::kPerfEvents, "perf_events", "perf_event_open (software events)", "CONFIG_PERF_EVENTS",
-     ""},
-    {F::kContextSwitch, "context_switch", "perf context-switch records (PERF_RECORD_SWITCH)",
-     "Linux 4.3", "switch-ins from sched_switch's next_pid"},
-    {F::kUseClockid, "use_clockid", "perf sample clock choice (use_clockid)", "Linux 4.1",
-     "perf's own clock"},
-    {F::kMmap2, "mmap2", "perf PERF_RECORD_MMAP2 records", "Linux 3.12", "PERF_RECORD_MMAP"},
-    {F::kCommExec, "comm_exec", "perf exec flag on COMM records (comm_exec)", "Linux 3.16",
-     "COMM records without the exec flag"},
-    {F::kSampleMaxStack, "sample_max_stack", "perf per-event stack depth (sample_max_stack)",
-     "Linux 4.8", "the default depth (127)"},
-    {F::kExcludeCallchain, "exclude_callchain", "perf exclude_callchain_kernel/user", "Linux 3.7",
-     "both sides recorded, one dropped"},
-    {F::kPerfEventMaxStack, "perf_event_max_stack", "kernel.perf_event_max_stack", "Linux 4.8",
-     "the default depth (127)"},
-};
-static_assert(std::size(kTable) == static_cast<size_t>(F::kCount));
-
 bool exists(const std::string& path) {
   struct stat st;
   return stat(path.c_str(), &st) == 0;
@@ -182,35 +123,6 @@ bool host_function_tracer_works(const std::string& dir) {
 
 }  // namespace
 
-std::span<const FeatureInfo> feature_table() { return kTable; }
-
-const FeatureInfo& info(Feature f) { return kTable[static_cast<size_t>(f)]; }
-
-std::optional<Feature> feature_named(std::string_view name) {
-  for (const auto& i : kTable)
-    if (i.name == name) return i.id;
-  return std::nullopt;
-}
-
-Result<std::vector<Feature>> parse_forced(std::string_view spec) {
-  std::vector<Feature> off;
-  for (auto item : split(spec, ',')) {
-    item = trim(item);
-    if (item.empty()) continue;
-    if (item[0] != '-')
-      return Error{0, "TRACEKIT_KERNEL_FEATURES: \"" + std::string(item) +
-                               "\" does not turn a feature off (write -NAME)",
-                   {}, "the names are those of tracekit features"};
-    auto f = feature_named(item.substr(1));
-    if (!f)
-      return Error{0, "TRACEKIT_KERNEL_FEATURES: no feature named \"" +
-                               std::string(item.substr(1)) + "\"",
-                   {}, "the names are those of tracekit features"};
-    off.push_back(*f);
-  }
-  return off;
-}
-
 Probe host_probe() {
   Probe p;
   p.tracing_dir = [] {
@@ -235,17 +147,7 @@ Features::Features(Probe probe, std::vector<Feature> forced_off) : probe_(std::m
 }
 
 Features& Features::host() {
-  static Features* features = [] {
-    std::vector<Feature> off;
-    if (const char* spec = std::getenv("TRACEKIT_KERNEL_FEATURES")) {
-      auto parsed = parse_forced(spec);
-      if (parsed)
-        off = std::move(*parsed);
-      else
-        std::cerr << "tracekit: " << parsed.error().str() << " (ignored)\n";
-    }
-    return new Features(host_probe(), std::move(off));
-  }();
+  static Features* features = new Features(host_probe(), forced_features());
   return *features;
 }
 
@@ -254,15 +156,6 @@ State Features::state(Feature f) {
   if (forced_[i]) return State::kForcedOff;
   if (!found_[i]) found_[i] = probe(f);
   return *found_[i] ? State::kPresent : State::kAbsent;
-}
-
-Error Features::missing_error(Feature f, bool forced) {
-  const FeatureInfo& i = info(f);
-  if (forced)
-    return Error{0, std::string(i.what) + " turned off by TRACEKIT_KERNEL_FEATURES", {},
-                 "unset it to use " + std::string(i.name)};
-  return Error{0, "this kernel has no " + std::string(i.what), {},
-               std::string(i.provided_by) + " brings it"};
 }
 
 bool Features::probe(Feature f) {

@@ -97,11 +97,11 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   std::string filter;  // common_pid filter, when forks cannot be followed
   if (o.pid) {
     // The files, unless TRACEKIT_KERNEL_FEATURES turns them off.
-    auto& k = kernel::Features::host();
     c.follows_ = can_follow_forks(
         [&](const std::string& rel) {
-          if (rel == "set_event_pid" && k.forced_off(kernel::Feature::kSetEventPid)) return false;
-          if (rel == "options/event-fork" && k.forced_off(kernel::Feature::kEventFork))
+          if (rel == "set_event_pid" && kernel::forced_off(kernel::Feature::kSetEventPid))
+            return false;
+          if (rel == "options/event-fork" && kernel::forced_off(kernel::Feature::kEventFork))
             return false;
           return in.has(rel);
         },

@@ -4,7 +4,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "kernel/features.hpp"
+#include "kernel/feature.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::session {
@@ -74,13 +74,13 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         // TRACEKIT_KERNEL_FEATURES=-kprobes: as on a kernel without them
         // (kernel functions go to the function tracer), for tests of that
         // path on kernels that have both.
-        const bool forced = kernel::Features::host().forced_off(kernel::Feature::kKprobes);
+        const bool forced = kernel::forced_off(kernel::Feature::kKprobes);
         if (!(*g)->kprobes_supported() || forced) {
           if (function_tracer && !ret) {
             p.functions_.push_back(t.function);
             break;
           }
-          Error e = kernel::Features::missing_error(kernel::Feature::kKprobes, forced);
+          Error e = kernel::missing_error(kernel::Feature::kKprobes, forced);
           e.hint += ret ? "; function returns need kretprobes"
                         : "; this tool cannot fall back to the function tracer";
           return e;

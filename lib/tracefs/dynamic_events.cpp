@@ -18,7 +18,7 @@
 #include <cstdio>
 #include <iostream>
 
-#include "kernel/features.hpp"
+#include "kernel/feature.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/tracing_dir.hpp"
 
@@ -95,7 +95,7 @@ bool ProbeGroup::kprobes_supported() const { return exists(top_ + "/kprobe_event
 std::string ProbeGroup::definitions_file(const char* legacy) const {
   // TRACEKIT_KERNEL_FEATURES=-dynamic_events: as on a kernel before it.
   bool dynamic = exists(top_ + "/dynamic_events") &&
-                 !kernel::Features::host().forced_off(kernel::Feature::kDynamicEvents);
+                 !kernel::forced_off(kernel::Feature::kDynamicEvents);
   return top_ + "/" + (dynamic ? "dynamic_events" : legacy);
 }
 bool ProbeGroup::uprobes_supported() const { return exists(top_ + "/uprobe_events"); }

@@ -12,9 +12,11 @@ namespace tracekit::tracefs {
 
 // The tracefs mount point: the first tracefs in /proc/mounts, else a
 // "tracing" directory of a mounted debugfs, else /sys/kernel/tracing after
-// mounting tracefs there. Error: this user may not look inside it
-// (access_error: run as root); not mounted and the mount failed (hint: root,
-// CONFIG_TRACING). The answer is computed once per process.
+// mounting tracefs there, else (a kernel before 4.1, without the tracefs
+// filesystem, or TRACEKIT_KERNEL_FEATURES=-tracefs) the tracing directory of
+// debugfs, mounted at /sys/kernel/debug. Error: this user may not look inside
+// it (access_error: run as root); nothing could be mounted (hint: root,
+// CONFIG_TRACING / CONFIG_DEBUG_FS). The answer is computed once per process.
 Result<std::string> tracing_dir();
 
 // The error for a tracefs path (path) that could not be used, from the
@@ -24,8 +26,9 @@ Result<std::string> tracing_dir();
 // mounted there?"). Pure, for tests.
 Error access_error(const std::string& path, int err);
 
-// The tracefs mount point named in mounts text (/proc/mounts format), or ""
-// when there is none. Pure, for tests.
-std::string find_in_mounts(std::string_view mounts);
+// The tracefs mount point named in mounts text (/proc/mounts format), else
+// the tracing directory of a debugfs mount (always that with tracefs false),
+// or "" when there is none. Pure, for tests.
+std::string find_in_mounts(std::string_view mounts, bool tracefs = true);
 
 }  // namespace tracekit::tracefs

@@ -113,6 +113,12 @@ TEST(TracefsTracingDirTest, FindsTracefsThenDebugfs) {
                            "tracefs /mnt/t tracefs rw 0 0\n"),
             "/mnt/t");
   EXPECT_EQ(find_in_mounts("proc /proc proc rw 0 0\n"), "");
+  // tracefs turned off (TRACEKIT_KERNEL_FEATURES=-tracefs): debugfs only.
+  EXPECT_EQ(find_in_mounts("debugfs /sys/kernel/debug debugfs rw 0 0\n"
+                           "tracefs /mnt/t tracefs rw 0 0\n",
+                           false),
+            "/sys/kernel/debug/tracing");
+  EXPECT_EQ(find_in_mounts("tracefs /mnt/t tracefs rw 0 0\n", false), "");
 }
 
 }  // namespace
