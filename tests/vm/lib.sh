@@ -57,16 +57,18 @@ step() { echo "step: $*"; }
 # command line, state, wait channel and kernel stack (the runner prints it
 # for a case that timed out).
 hung_report() {
-  local d p
+  local d p n=0
   echo "processes of the case when it timed out:"
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$(cut -d' ' -f5 "$d/stat" 2>/dev/null)" = "$1" ] || continue
+    n=$((n + 1))
     echo "  pid $p: $(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
     echo "    state $(sed -n 's/^State:[[:space:]]*//p' "$d/status" 2>/dev/null)," \
          "wchan $(cat "$d/wchan" 2>/dev/null)"
     sed 's/^/      /' "$d/stack" 2>/dev/null
   done
+  [ $n -gt 0 ] || echo "  none: every process of the case had ended"
 }
 
 # count FILE PATTERN: how many lines of FILE match the extended regex.
