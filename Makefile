@@ -113,13 +113,18 @@ check-runtime: tests
 
 # The VM tier: tests/vm inside a Debian 6.1 kernel under qemu (scripts/vm).
 # REPEAT=N runs the suite N times in one boot and lists the cases that ever
-# failed; the same for the runtime tier (check-runtime REPEAT=N).
+# failed; the same for the runtime tier (check-runtime REPEAT=N). STATIC=1
+# runs it on build/static/tracekit and the static workloads, in an image
+# with no libc at all (scripts/vm's VM_STATIC=1).
 REPEAT ?= 1
-check-vm: all workloads
-	$(Q)VM_REPEAT=$(REPEAT) scripts/check vm
+STATIC ?= 0
+check-vm: $(if $(filter 1,$(STATIC)),static static-workloads,all workloads)
+	$(Q)VM_REPEAT=$(REPEAT) VM_STATIC=$(STATIC) scripts/check vm
 
-# All tiers; the last line is the combined "check: N passed, N failed".
-check: tests
+# All tiers; the last line is the combined "check: N passed, N failed". The
+# VM tier runs twice: on build/bin (and the host's shared libraries) and on
+# build/static/tracekit (no libc in the guest).
+check: tests static static-workloads
 	$(Q)scripts/check all
 
 $(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps
