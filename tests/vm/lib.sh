@@ -49,6 +49,17 @@ has() {
   fail "${3:+missing $3: }no line matching /$2/ in $1"
 }
 
+# skip_in_static_image REASON: in the static image (scripts/vm with
+# VM_STATIC=1: no libc, so no bash and no perf-tools script) ends the case,
+# counted as skipped with REASON; in the dynamic image it does nothing and
+# the case runs (and fails if what it needs is missing). Cases cannot skip
+# otherwise.
+skip_in_static_image() {
+  [ "${VM_IMAGE:-}" = static ] || return 0
+  echo "skip: $*"
+  exit 77
+}
+
 # step TEXT: notes where a case is; the last steps are shown when it fails
 # (a case that times out shows where it was waiting).
 step() { echo "step: $*"; }
@@ -57,16 +68,18 @@ step() { echo "step: $*"; }
 # command line, state, wait channel and kernel stack (the runner prints it
 # for a case that timed out).
 hung_report() {
-  local d p
+  local d p n=0
   echo "processes of the case when it timed out:"
   for d in /proc/[0-9]*; do
     p=${d#/proc/}
     [ "$(cut -d' ' -f5 "$d/stat" 2>/dev/null)" = "$1" ] || continue
+    n=$((n + 1))
     echo "  pid $p: $(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)"
     echo "    state $(sed -n 's/^State:[[:space:]]*//p' "$d/status" 2>/dev/null)," \
          "wchan $(cat "$d/wchan" 2>/dev/null)"
     sed 's/^/      /' "$d/stack" 2>/dev/null
   done
+  [ $n -gt 0 ] || echo "  none: every process of the case had ended"
 }
 
 # count FILE PATTERN: how many lines of FILE match the extended regex.
