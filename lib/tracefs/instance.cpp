@@ -374,9 +374,20 @@ Status Instance::start_function_tracer(const std::vector<std::string>& functions
                  {},
                  "tracing every function with stacks would swamp the buffer"};
   if (auto s = set_ftrace_filter(functions); !s) return s;
-  if (stack_trace)
-    if (auto o = set_option("func_stack_trace", true); !o) return o;
-  return set_tracer("function");
+  if (!stack_trace) return set_tracer("function");
+  // Before Linux 5.12 an instance's function tracer takes func_stack_trace
+  // only when the option changes while the tracer runs (function_trace_init
+  // honoured it for the top level alone: 5.10 recorded no stacks here when
+  // the option came first), and the option is one for every instance (a
+  // write of the value it has does nothing). So the tracer first, with
+  // tracing off, then the option (off first if another run has it on),
+  // then tracing on: no call is recorded without its stack.
+  if (auto s = set_tracing_on(false); !s) return s;
+  if (auto s = set_tracer("function"); !s) return s;
+  if (auto now = read("options/func_stack_trace"); now && trim(*now) == "1")
+    if (auto o = set_option("func_stack_trace", false); !o) return o;
+  if (auto o = set_option("func_stack_trace", true); !o) return o;
+  return set_tracing_on(true);
 }
 
 bool Instance::has(const std::string& rel) const { return log_.has(rel); }

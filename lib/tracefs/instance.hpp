@@ -87,7 +87,8 @@ class Instance {
   Status set_graph_function(const std::vector<std::string>& functions);
   // The function tracer in this instance, restricted to functions, with a
   // kernel stack after every call when stack_trace
-  // (options/func_stack_trace). Errors as set_ftrace_filter and set_tracer.
+  // (options/func_stack_trace, switched on once the tracer runs: see the
+  // .cpp). Errors as set_ftrace_filter and set_tracer.
   Status start_function_tracer(const std::vector<std::string>& functions, bool stack_trace);
 
   // Whether the instance has the control file or directory rel (a feature

@@ -105,9 +105,24 @@ case_function_stacktrace() {
   [ -e "$T/options/func_stack_trace" ] || fail "no options/func_stack_trace"
 }
 
-# Hist triggers: counts per pid and per kernel stack, in the kernel.
+# Hist triggers: counts per pid and per kernel stack, in the kernel. They
+# are optional (CONFIG_HIST_TRIGGERS: on in bookworm's 6.1, off in
+# bullseye's 5.10); without them the kernel must neither list nor accept
+# them, and nothing may be left behind.
 case_hist_trigger() {
   local sc=events/syscalls/sys_enter_getppid
+  if ! kconfig CONFIG_HIST_TRIGGERS; then
+    echo "CONFIG_HIST_TRIGGERS is off in $(uname -r): checking that hist is refused"
+    if grep -qw 'hist' "$T/$sc/trigger"; then
+      fail "'hist' among the available triggers although CONFIG_HIST_TRIGGERS is off"
+    fi
+    [ ! -e "$T/$sc/hist" ] || fail "$T/$sc/hist exists although CONFIG_HIST_TRIGGERS is off"
+    defer "echo '!hist:keys=common_pid' >> $T/$sc/trigger 2>/dev/null"
+    if printf 'hist:keys=common_pid\n' 2>/dev/null >> "$T/$sc/trigger"; then
+      fail "the kernel accepted a hist trigger although CONFIG_HIST_TRIGGERS is off"
+    fi
+    return 0
+  fi
   grep -q 'hist' "$T/$sc/trigger" || fail "'hist' not among the available triggers"
   tfs_append $sc/trigger 'hist:keys=common_pid'
   defer "echo '!hist:keys=common_pid' >> $T/$sc/trigger"

@@ -82,6 +82,17 @@ hung_report() {
   [ $n -gt 0 ] || echo "  none: every process of the case had ended"
 }
 
+# kconfig CONFIG_NAME: true when the guest kernel was built with it (=y or
+# =m), from the kernel package's config that scripts/vm puts in
+# /tracekit/run/kernel-config. A case that depends on an optional feature
+# asks this, then checks the kernel's side for either answer: present and
+# working, or absent and refused (never a skip).
+KCONFIG=/tracekit/run/kernel-config
+kconfig() {
+  [ -r "$KCONFIG" ] || fail "no $KCONFIG (scripts/vm puts the kernel's config there)"
+  grep -Eq "^$1=(y|m)\$" "$KCONFIG"
+}
+
 # count FILE PATTERN: how many lines of FILE match the extended regex.
 count() { grep -Ec -- "$2" "$1"; }
 
@@ -97,7 +108,7 @@ start_workload() {
   WL_PID=$!
   WL_OUT=$out
   defer "kill $WL_PID 2>/dev/null; wait $WL_PID 2>/dev/null"
-  while ! grep -q '^ready ' "$out"; do
+  while ! grep -q '^ready ' "$out" 2>/dev/null; do
     i=$((i + 1))
     [ $i -le 200 ] || fail "workload $1 printed no 'ready' line in 20 s: $(cat "$out")"
     kill -0 "$WL_PID" 2>/dev/null || fail "workload $1 exited early: $(cat "$out")"

@@ -187,12 +187,51 @@ TEST(TracefsInstanceTest, FunctionTracerStepsAndUndo) {
   testing::internal::GetCapturedStderr();
   EXPECT_EQ(t.writes(),
             (Lines{"mkdir T/" + rel, "write T/" + rel + "/set_ftrace_filter vfs_read vfs_write",
-                   "write T/" + rel + "/options/func_stack_trace 1",
+                   // The tracer before its option (before Linux 5.12 an
+                   // instance's tracer ignores the option set before it),
+                   // tracing off in between.
+                   "write T/" + rel + "/tracing_on 0",
                    "write T/" + rel + "/current_tracer function",
-                   "write T/" + rel + "/current_tracer nop",
+                   "write T/" + rel + "/options/func_stack_trace 1",
+                   "write T/" + rel + "/tracing_on 1",
+                   "write T/" + rel + "/tracing_on 0",
                    "write T/" + rel + "/options/func_stack_trace 0",
+                   "write T/" + rel + "/current_tracer nop",
+                   "write T/" + rel + "/tracing_on 1",
                    "write T/" + rel + "/set_ftrace_filter ", "rmdir T/" + rel}));
   EXPECT_EQ(t.get(rel + "/set_ftrace_filter"), "");  // truncated
+}
+
+// func_stack_trace is one option for every instance: on already (another
+// run's), it is switched off and on again once the tracer runs, so that
+// the kernel applies it to this instance, and left on at the end.
+TEST(TracefsInstanceTest, FunctionTracerStackOptionAlreadyOn) {
+  FakeTree t;
+  std::string rel;
+  testing::internal::CaptureStderr();
+  {
+    auto r = Instance::create(t.dir());
+    ASSERT_TRUE(r);
+    rel = "instances/" + r->name();
+    put_instance_files(t, rel);
+    t.put(rel + "/options/func_stack_trace", "1\n");
+    ASSERT_TRUE(r->start_function_tracer({"vfs_read"}, true));
+    EXPECT_EQ(t.get(rel + "/options/func_stack_trace"), "1\n");
+  }
+  testing::internal::GetCapturedStderr();
+  EXPECT_EQ(t.writes(),
+            (Lines{"mkdir T/" + rel, "write T/" + rel + "/set_ftrace_filter vfs_read",
+                   "write T/" + rel + "/tracing_on 0",
+                   "write T/" + rel + "/current_tracer function",
+                   "write T/" + rel + "/options/func_stack_trace 0",
+                   "write T/" + rel + "/options/func_stack_trace 1",
+                   "write T/" + rel + "/tracing_on 1",
+                   "write T/" + rel + "/tracing_on 0",
+                   "write T/" + rel + "/options/func_stack_trace 0",
+                   "write T/" + rel + "/options/func_stack_trace 1",
+                   "write T/" + rel + "/current_tracer nop",
+                   "write T/" + rel + "/tracing_on 1",
+                   "write T/" + rel + "/set_ftrace_filter ", "rmdir T/" + rel}));
 }
 
 TEST(TracefsInstanceTest, FunctionTracerRefusedSaysWhy) {
