@@ -37,7 +37,8 @@ CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
 LDLIBS    := -lboost_program_options -ltraceevent -lre2 -ldw -lelf -lpthread
 TEST_LIBS := -lgtest -lgmock -lpthread
 
-LIB_SRCS     := $(shell find lib -name '*.cpp' 2>/dev/null | sort)
+# lib/static/: link-time support of the static binary only (see static).
+LIB_SRCS     := $(shell find lib -name '*.cpp' -not -path 'lib/static/*' 2>/dev/null | sort)
 LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
 # tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
 # the multi-call binary only ("tracekit features").
@@ -170,7 +171,7 @@ clean:
 # build/static/tracekit: the multi-call binary linked with -static against
 # glibc's and Debian's .a archives (no NEEDED entries, no interpreter), for
 # hosts where nothing can be installed; build/static/<tool> are symlinks to
-# it. The same objects as build/bin/tracekit, plus tools/static/ (dlopen
+# it. The same objects as build/bin/tracekit, plus lib/static/ (dlopen
 # stubbed out: see no_dlopen.cpp). Linked with --strip-debug: the DWARF is
 # 34 of its 39 MB and only serves a debugger (build/bin/tracekit has it);
 # the symbol table stays, so that stacks through tracekit itself still have
@@ -181,7 +182,7 @@ clean:
 STATIC_DIR       := $(BUILD)/static
 STATIC_BIN       := $(STATIC_DIR)/tracekit
 STATIC_LINKS     := $(TOOLS:%=$(STATIC_DIR)/%)
-STATIC_OBJS      := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard tools/static/*.cpp))
+STATIC_OBJS      := $(patsubst %.cpp,$(BUILD)/obj/%.o,$(wildcard lib/static/*.cpp))
 STATIC_WORKLOADS := $(WL_SRCS:tests/workloads/%.c=$(BUILD)/workloads-static/%)
 STATIC_LDFLAGS   ?= -Wl,--strip-debug
 # libdw's and libelf's own libraries (their Libs.private): -lz -llzma -lbz2.

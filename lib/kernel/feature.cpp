@@ -17,6 +17,8 @@ constexpr FeatureInfo kTable[] = {
      "debugfs's tracing directory"},
     {F::kDebugfsTracing, "debugfs_tracing", "ftrace under debugfs (/sys/kernel/debug/tracing)",
      "CONFIG_FTRACE, CONFIG_DEBUG_FS", ""},
+    {F::kEventTracing, "event_tracing", "ftrace event tracing (tracefs or debugfs)",
+     "CONFIG_FTRACE, CONFIG_EVENT_TRACING", ""},
     {F::kInstances, "instances", "tracefs instances (private trace buffers)", "Linux 3.10",
      "the top level, under perf-tools' lock"},
     {F::kEventTriggers, "event_triggers", "event triggers", "Linux 3.14",

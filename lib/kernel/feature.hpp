@@ -21,6 +21,7 @@ enum class Feature : uint8_t {
   // tracefs
   kTracefs,            // the tracefs filesystem
   kDebugfsTracing,     // debugfs's tracing directory
+  kEventTracing,       // a tracing directory with events/, either way
   kInstances,          // instances/
   kEventTriggers,      // events/*/*/trigger
   kStacktraceTrigger,  // the "stacktrace" trigger command

@@ -177,6 +177,7 @@ bool Features::probe(Feature f) {
   if (d.empty()) return false;
   const std::string trigger = d + "/events/sched/sched_switch/trigger";
   switch (f) {
+    case F::kEventTracing: return exists(d + "/events");
     case F::kInstances: return exists(d + "/instances");
     case F::kEventTriggers: return exists(trigger);
     case F::kStacktraceTrigger: return file_has_word(trigger, "stacktrace");

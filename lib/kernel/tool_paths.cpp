@@ -15,11 +15,21 @@ std::vector<Feature> perf_stacks(std::vector<Feature> more = {}) {
 }
 
 std::vector<ToolUse> make_uses() {
-  const Way instance_events{"events in a private instance", {F::kInstances}};
+  // Kernels without instances trace at the top level, under perf-tools'
+  // lock: each tracefs row ends with those ways.
+  const std::vector<Way> events{{"events in a private instance", {F::kEventTracing, F::kInstances}},
+                                {"events at the top level (perf-tools' lock)", {F::kEventTracing}}};
   const std::vector<Way> kernel_functions{
       {"kprobes with stacktrace triggers", {F::kInstances, F::kKprobes, F::kStacktraceTrigger}},
       {"kprobes with the instance's stacktrace option", {F::kInstances, F::kKprobes}},
-      {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}}};
+      {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}},
+      {"kprobes at the top level (perf-tools' lock)", {F::kKprobes}},
+      {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}};
+  const std::vector<Way> tracepoint_stacks{
+      {"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
+      {"the instance's stacktrace option", {F::kInstances}},
+      {"stacktrace triggers at the top level (perf-tools' lock)", {F::kStacktraceTrigger}},
+      {"the top level's stacktrace option (perf-tools' lock)", {F::kEventTracing}}};
   return {
       {"profile", "", {{"perf cpu-clock sampling with callchains", perf_stacks()}}},
       {"profile",
@@ -36,44 +46,45 @@ std::vector<ToolUse> make_uses() {
         {"the kernel's 127 frames", perf_stacks()}}},
       {"offcputime",
        "",
-       {{"perf sched_switch samples, switch-ins from context-switch records (tracefs)",
-         perf_stacks({F::kContextSwitch, F::kUseClockid, F::kTracefs})},
-        {"perf sched_switch samples, switch-ins from context-switch records (debugfs)",
-         perf_stacks({F::kContextSwitch, F::kUseClockid, F::kDebugfsTracing})}}},
-      {"stackcount",
-       "tracepoints",
-       {{"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
-        {"the instance's stacktrace option", {F::kInstances}}}},
+       {{"perf sched_switch samples, switch-ins from context-switch records",
+         perf_stacks({F::kContextSwitch})},
+        {"perf sched_switch samples, switch-ins from their next_pid "
+         "(a switch the tracepoint misses loses that period)",
+         perf_stacks()}}},
+      {"offcputime",
+       "event order",
+       {{"CLOCK_MONOTONIC record times (use_clockid)", perf_stacks({F::kUseClockid})},
+        {"perf's own clock, read from the records", perf_stacks()}}},
+      {"stackcount", "tracepoints", tracepoint_stacks},
       {"stackcount", "kernel functions", kernel_functions},
       {"stackcount", "user functions (u:lib:func)", {{"uprobes read by perf", perf_stacks({F::kUprobes})}}},
       {"stackcount", "-U (user stacks)", {{"perf callchains", perf_stacks()}}},
-      {"stacksnoop",
-       "tracepoints",
-       {{"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
-        {"the instance's stacktrace option", {F::kInstances}}}},
+      {"stacksnoop", "tracepoints", tracepoint_stacks},
       {"stacksnoop", "kernel functions", kernel_functions},
-      {"tpoint", "", {instance_events}},
+      {"tpoint", "", events},
       {"tpoint",
        "-p PID",
-       {{"set_event_pid following forks", {F::kInstances, F::kSetEventPid, F::kEventFork}},
-        {"a common_pid filter of the threads at the start", {F::kInstances}}}},
-      {"tpoint", "-s", {{"the instance's stacktrace option", {F::kInstances}}}},
+       {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
+        {"a common_pid filter of the threads at the start", {F::kEventTracing}}}},
+      {"tpoint", "-s", {{"the stacktrace option", {F::kEventTracing}}}},
       {"kprobe",
        "",
        {{"kprobes (dynamic_events) in a private instance",
          {F::kInstances, F::kKprobes, F::kDynamicEvents}},
-        {"kprobes (kprobe_events) in a private instance", {F::kInstances, F::kKprobes}}}},
+        {"kprobes (kprobe_events) in a private instance", {F::kInstances, F::kKprobes}},
+        {"kprobes (kprobe_events) at the top level (perf-tools' lock)", {F::kKprobes}}}},
       {"kprobe", "$argN", {{"the kernel's $argN", {F::kKprobes, F::kKprobeArgN}}}},
       {"kprobe", ":ustring", {{"the kernel's ustring", {F::kKprobes, F::kUstring}}}},
       {"kprobe",
        "refusals explained",
-       {{"the kernel's error_log", {F::kErrorLog}}, {"errno only", {}}}},
+       {{"the kernel's error_log", {F::kErrorLog}}, {"errno only", {F::kKprobes}}}},
       {"uprobe",
        "",
        {{"uprobes (dynamic_events) in a private instance",
          {F::kInstances, F::kUprobes, F::kDynamicEvents}},
-        {"uprobes (uprobe_events) in a private instance", {F::kInstances, F::kUprobes}}}},
-      {"uprobe", "-s", {{"the instance's userstacktrace option", {F::kInstances, F::kUprobes}}}},
+        {"uprobes (uprobe_events) in a private instance", {F::kInstances, F::kUprobes}},
+        {"uprobes (uprobe_events) at the top level (perf-tools' lock)", {F::kUprobes}}}},
+      {"uprobe", "-s", {{"the userstacktrace option", {F::kUprobes}}}},
       {"reset-tracing", "", {{"tracefs", {F::kTracefs}}, {"debugfs's tracing", {F::kDebugfsTracing}}}},
   };
 }

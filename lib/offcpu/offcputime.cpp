@@ -110,6 +110,14 @@ struct Tracer::Impl {
   const tep_format_field* f_prev_pid = nullptr;
   const tep_format_field* f_prev_state = nullptr;
   const tep_format_field* f_prev_comm = nullptr;
+  const tep_format_field* f_next_pid = nullptr;
+  // Kernels without context-switch records (before 4.3): switch-ins come
+  // from the sampled sched_switch's next_pid, every switch sampled.
+  bool switch_records = true;
+  // Kernels without use_clockid (before 4.1): records carry perf's own
+  // clock; the horizon follows the newest record time seen.
+  bool monotonic = true;
+  uint64_t newest = 0;
   std::optional<perf::PerCpuEvents> events;
   perf::TaskNames names;  // unused names: comms come from prev_comm
   symbols::UserSymbols user_syms;
@@ -187,6 +195,7 @@ struct Tracer::Impl {
           ++undecodable;
           return;
         }
+        newest = std::max(newest, cs.time);
         if (!cs.out && cs.tid != 0) {
           SchedEvent e;
           e.kind = SchedEvent::kSwitchIn;
@@ -215,12 +224,35 @@ struct Tracer::Impl {
       ++undecodable;
       return;
     }
+    newest = std::max(newest, smp.time);
+    if (!switch_records) {
+      // This switch is next's switch-in (after prev's switch-out, below, at
+      // the same time; TimeOrder keeps arrival order for ties).
+      auto next = format.number(f_next_pid, smp.raw);
+      if (!next) {
+        ++undecodable;
+        return;
+      }
+      if (*prev != 0) switched_out_task(smp, *prev, *state);
+      if (*next != 0) {
+        SchedEvent in;
+        in.kind = SchedEvent::kSwitchIn;
+        in.time = smp.time;
+        in.tid = static_cast<uint32_t>(*next);
+        order.push(in);
+      }
+      return;
+    }
+    switched_out_task(smp, *prev, *state);
+  }
+
+  void switched_out_task(const perf::Sample& smp, uint64_t prev_pid, uint64_t prev_state) {
     if (followed.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
     SchedEvent e;
     e.kind = SchedEvent::kSwitchOut;
     e.time = smp.time;
-    e.tid = static_cast<uint32_t>(*prev);
-    StateInfo st = state_of(*state, smp.raw);
+    e.tid = static_cast<uint32_t>(prev_pid);
+    StateInfo st = state_of(prev_state, smp.raw);
 
     // Filters of the switch-out: which blocked periods count at all.
     bool counted = e.tid != 0 && !st.dead;
@@ -289,15 +321,16 @@ Result<Tracer> Tracer::start(const Options& o) {
   t->f_prev_pid = t->format.field("prev_pid");
   t->f_prev_state = t->format.field("prev_state");
   t->f_prev_comm = t->format.field("prev_comm");
-  if (!t->f_prev_pid || !t->f_prev_state || !t->f_prev_comm)
-    return Error{0, "sched:sched_switch lacks prev_pid, prev_state or prev_comm", {},
+  t->f_next_pid = t->format.field("next_pid");
+  if (!t->f_prev_pid || !t->f_prev_state || !t->f_prev_comm || !t->f_next_pid)
+    return Error{0, "sched:sched_switch lacks prev_pid, prev_state, prev_comm or next_pid", {},
                  "this kernel's tracepoint format is not supported"};
 
   // Switch-ins come from context-switch records, ordered on CLOCK_MONOTONIC
-  // (offcpu/pairing.hpp); no fallback yet for kernels without them.
+  // (offcpu/pairing.hpp); kernels without them fall back as Impl says.
   auto& features = kernel::Features::host();
-  for (auto f : {kernel::Feature::kContextSwitch, kernel::Feature::kUseClockid})
-    if (!features.has(f)) return features.missing(f);
+  t->switch_records = features.has(kernel::Feature::kContextSwitch);
+  t->monotonic = features.has(kernel::Feature::kUseClockid);
   auto cpus = perf::online_cpus();
   if (!cpus) return cpus.error();
   perf_event_attr attr{};
@@ -305,12 +338,17 @@ Result<Tracer> Tracer::start(const Options& o) {
   attr.config = static_cast<uint64_t>(t->format.id());
   attr.sample_period = 1;
   attr.sample_type = kSampleType;
-  if (o.pid) attr.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
+  // -p without switch records: the per-CPU events sample every switch (for
+  // next_pid), the process's own included; no per-thread events.
+  const bool follow = o.pid && t->switch_records;
+  if (follow) attr.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
   attr.disabled = 1;
-  attr.context_switch = 1;  // switch-in records: see offcpu/pairing.hpp
-  attr.sample_id_all = 1;   // ... with time, tid and cpu
-  attr.use_clockid = 1;
-  attr.clockid = CLOCK_MONOTONIC;
+  attr.context_switch = t->switch_records;  // switch-in records: see offcpu/pairing.hpp
+  attr.sample_id_all = 1;                   // ... with time, tid and cpu
+  if (t->monotonic) {
+    attr.use_clockid = 1;
+    attr.clockid = CLOCK_MONOTONIC;
+  }
   perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
   attr.watermark = 1;
   attr.wakeup_watermark = kRingPages * 4096 / 4;
@@ -327,11 +365,17 @@ Result<Tracer> Tracer::start(const Options& o) {
   // records are side-band and not filtered. A perf tracepoint event takes
   // one filter for its life (ftrace_profile_set_filter() refuses a second
   // with EEXIST): set once, before anything else shares the rings.
-  std::string filter = o.tid   ? tracefs::thread_filter("prev_pid", {*o.tid})
-                       : o.pid ? kNeverFilter
-                               : "prev_pid != 0";
-  if (auto st = t->events->set_filter(filter); !st) return st.error();
-  if (o.pid) {
+  // Without switch records every switch into a traced thread is sampled too
+  // (the idle task's included): -t filters on both ends, the rest in user
+  // space.
+  std::string filter;
+  if (t->switch_records)
+    filter = o.tid ? tracefs::thread_filter("prev_pid", {*o.tid}) : o.pid ? kNeverFilter : "prev_pid != 0";
+  else if (o.tid)
+    filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
+  if (!filter.empty())
+    if (auto st = t->events->set_filter(filter); !st) return st.error();
+  if (follow) {
     // The process's switch-outs come from events of its own threads,
     // inherited by the threads it starts (perf/follow.hpp): the same
     // sched_switch, sampled the same way, without the side-band records the
@@ -351,8 +395,15 @@ Result<Tracer> Tracer::start(const Options& o) {
 void Tracer::poll(int timeout_ms) {
   Impl& m = *impl_;
   m.events->wait(timeout_ms);
-  uint64_t now = monotonic_ns();
-  m.drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
+  if (m.monotonic) {
+    uint64_t now = monotonic_ns();
+    m.drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
+    return;
+  }
+  // Perf's own clock cannot be read from here: the newest record time seen
+  // before this pass stands for "now" (records of a quiet CPU wait a pass).
+  uint64_t seen = m.newest;
+  m.drain(seen > kHorizonMarginNs ? seen - kHorizonMarginNs : 0);
 }
 
 void Tracer::stop() {

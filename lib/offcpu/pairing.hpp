@@ -8,6 +8,9 @@
 // some kernels do not emit sched_switch when a CPU leaves its idle task (seen
 // on a 6.18 VM: none at all for CPU 1, to perf or to ftrace), so a task woken
 // onto that idle CPU would have no switch-in; the switch records are complete.
+// Kernels before 4.3 have no switch records: there the switch-ins are the
+// sampled sched_switch's next_pid, and a switch the tracepoint misses loses
+// the period it ends (the thread's next switch-out replaces it).
 //
 // Events arrive in per-CPU rings, so a task that migrates has its switch-out
 // in one ring and its switch-in in another: TimeOrder merges the events of

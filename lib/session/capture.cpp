@@ -80,7 +80,10 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   if (o.tid && !process_exists(*o.tid))
     return Error{ESRCH, "no thread with TID " + std::to_string(*o.tid), {}, "check the TID with ps -L"};
   FtraceCapture c;
-  auto inst = tracefs::Instance::create(tracing_dir);
+  // Kernels without instances: the top level, under perf-tools' lock.
+  auto inst = kernel::Features::host().has(kernel::Feature::kInstances)
+                  ? tracefs::Instance::create(tracing_dir)
+                  : tracefs::Instance::top_level(tracing_dir);
   if (!inst) return inst.error();
   c.instance_.emplace(std::move(*inst));
   tracefs::Instance& in = *c.instance_;

@@ -117,7 +117,11 @@ Result<std::string> ProbeGroup::add(const std::string& file, char type, const st
   auto s = write_control(file, cmd, true, {top_});
   if (!s) {
     Error e = s.error();
-    if (e.hint.empty()) e.hint = "the kernel did not say why; check " + top_ + "/error_log";
+    // Kernels before 5.2 have no error_log: dmesg may say more there.
+    if (e.hint.empty())
+      e.hint = exists(top_ + "/error_log") && !kernel::forced_off(kernel::Feature::kErrorLog)
+                   ? "the kernel did not say why; check " + top_ + "/error_log"
+                   : "the kernel did not say why (it has no error_log); check dmesg";
     return e;
   }
   created_.push_back({event, file});

@@ -26,6 +26,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "kernel/feature.hpp"
 #include "util/exit_writes.hpp"
 #include "util/strings.hpp"
 
@@ -44,8 +45,10 @@ bool exists(const std::string& path) {
   return stat(path.c_str(), &st) == 0;
 }
 
-// error_log content, "" when it cannot be read.
+// error_log content, "" when it cannot be read (kernels before 5.2 have
+// none; TRACEKIT_KERNEL_FEATURES=-error_log acts as one of those).
 std::string read_error_log(const std::string& dir) {
+  if (kernel::forced_off(kernel::Feature::kErrorLog)) return {};
   auto text = read_file(dir + "/error_log");
   return text ? *text : std::string();
 }
@@ -198,15 +201,29 @@ Result<Instance> Instance::create(const std::string& tracing_dir) {
                "run reset-tracing -f"};
 }
 
+Result<Instance> Instance::top_level(const std::string& tracing_dir, const std::string& lock_path) {
+  auto guard = TopLevel::acquire(tracing_dir, lock_path);
+  if (!guard) return guard.error();
+  Instance inst(tracing_dir, "", tracing_dir);
+  inst.guard_.emplace(std::move(*guard));
+  inst.owned_ = true;
+  inst.exit_slot_ = add_exit_write(tracing_dir + "/tracing_on", "0");
+  // What other users left in the buffer is not ours to read.
+  if (auto s = inst.log_.write("trace", ""); !s) return s.error();
+  return inst;
+}
+
 Instance::Instance(Instance&& o) noexcept
     : top_(std::move(o.top_)),
       name_(std::move(o.name_)),
       path_(std::move(o.path_)),
       log_(std::move(o.log_)),
       owned_(o.owned_),
-      exit_slot_(o.exit_slot_) {
+      exit_slot_(o.exit_slot_),
+      guard_(std::move(o.guard_)) {
   o.owned_ = false;
   o.exit_slot_ = -1;
+  o.guard_.reset();
 }
 
 // From this many enabled events on, the teardown takes long enough (tens of
@@ -220,6 +237,14 @@ Instance::~Instance() {
     std::cerr << program_invocation_short_name << ": detaching " << events
               << " events (Ctrl-C again to leave the rest to the next run)..." << std::endl;
   log_.undo();
+  if (guard_) {
+    // The top level stays; what we traced into its buffer goes, then the lock.
+    if (auto s = log_.write("trace", ""); !s)
+      std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
+    remove_exit_write(exit_slot_);
+    guard_.reset();
+    return;
+  }
   if (auto s = remove_dir(path_); !s) {
     Error e = s.error();
     e.message = "cannot remove tracefs instance";
@@ -291,9 +316,10 @@ Status Instance::set_option(const std::string& option, bool on) {
 }
 
 Status Instance::set_buffer_size_kb(size_t kb) {
-  // Not undone: the buffer goes away with the instance, and shrinking it
-  // first would only cost time.
-  auto s = log_.write("buffer_size_kb", std::to_string(kb));
+  // Not undone in an instance: the buffer goes away with it, and shrinking
+  // it first would only cost time.
+  auto s = guard_ ? log_.set("buffer_size_kb", std::to_string(kb))
+                  : log_.write("buffer_size_kb", std::to_string(kb));
   if (!s && s.error().err == ENOMEM) return with_hint(s.error(), "ask for a smaller buffer");
   return s;
 }

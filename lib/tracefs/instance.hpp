@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "tracefs/top_level.hpp"
 #include "tracefs/undo_log.hpp"
 #include "util/result.hpp"
 
@@ -32,6 +33,14 @@ class Instance {
   // skipped). Error: tracefs has no instances/ (hint: kernel too old) or
   // mkdir failed.
   static Result<Instance> create(const std::string& tracing_dir);
+  // For kernels without instances (before 3.10, or TRACEKIT_KERNEL_FEATURES
+  // =-instances): the top level itself, under perf-tools' lock
+  // (tracefs/top_level.hpp, lock_path), used as an instance is. Its trace
+  // buffer is emptied at the start and at the end; every setting, the
+  // buffer size included, is restored at the end, and the lock removed.
+  // Error: the lock is held by a live process (EBUSY, naming its PID).
+  static Result<Instance> top_level(const std::string& tracing_dir,
+                                    const std::string& lock_path = kFtraceLock);
 
   Instance(Instance&&) noexcept;
   Instance& operator=(Instance&&) = delete;
@@ -45,8 +54,10 @@ class Instance {
   ~Instance();
 
   const std::string& tracing_dir() const { return top_; }
-  const std::string& name() const { return name_; }
-  const std::string& path() const { return path_; }  // <tracing_dir>/instances/<name>
+  const std::string& name() const { return name_; }  // "" for the top level
+  // <tracing_dir>/instances/<name>, or tracing_dir for the top level.
+  const std::string& path() const { return path_; }
+  bool is_top_level() const { return guard_.has_value(); }
 
   // A file of the instance, relative to path().
   Result<std::string> read(const std::string& rel) const;
@@ -69,7 +80,8 @@ class Instance {
                      const std::string& trigger);
   // options/<option> to 1 or 0 (restored at the end).
   Status set_option(const std::string& option, bool on);
-  // buffer_size_kb (per CPU). Not undone: the buffer goes with the instance.
+  // buffer_size_kb (per CPU). Not undone in an instance (the buffer goes
+  // with it); restored at the top level.
   Status set_buffer_size_kb(size_t kb);
   // tracing_on (restored at the end).
   Status set_tracing_on(bool on);
@@ -116,6 +128,7 @@ class Instance {
   UndoLog log_;  // relative to path_
   bool owned_ = false;
   int exit_slot_ = -1;  // util/exit_writes: tracing_on 0 on an abrupt exit
+  std::optional<TopLevel> guard_;  // the top level's lock, when used as one
 };
 
 // The most recent entry of <tracing_dir>/error_log (tracing_dir may be an

@@ -45,6 +45,8 @@ Result<std::string> mount_debugfs(const std::string& why) {
 }
 
 Result<std::string> discover() {
+  if (kernel::forced_off(kernel::Feature::kEventTracing))
+    return kernel::missing_error(kernel::Feature::kEventTracing, true);
   auto mounts = read_file("/proc/mounts");
   if (!mounts) return mounts.error();
   // TRACEKIT_KERNEL_FEATURES=-tracefs: as before 4.1, debugfs's tracing/.

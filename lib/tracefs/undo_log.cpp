@@ -14,6 +14,11 @@ std::string current_value(std::string_view text) {
   auto open = text.find('[');
   auto close = open == std::string_view::npos ? open : text.find(']', open);
   if (close != std::string_view::npos) return std::string(text.substr(open + 1, close - open - 1));
+  constexpr std::string_view kExpanded = "(expanded: ";
+  if (auto at = text.find(kExpanded); at != std::string_view::npos) {
+    auto size = text.substr(at + kExpanded.size());
+    return std::string(size.substr(0, size.find(')')));
+  }
   return std::string(text);
 }
 

@@ -63,7 +63,9 @@ class UndoLog {
 };
 
 // The value a single-value control file shows: its text trimmed, or of a
-// choice list ("[local] global counter"), the bracketed choice. Pure.
+// choice list ("[local] global counter"), the bracketed choice; of a buffer
+// size the kernel has not allocated yet ("7 (expanded: 1408)"), the size it
+// will have (1408). Pure.
 std::string current_value(std::string_view text);
 
 }  // namespace tracekit::tracefs

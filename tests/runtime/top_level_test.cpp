@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
+#include <cstdlib>
 #include <filesystem>
 
 #include "harness.hpp"
@@ -51,6 +53,50 @@ TEST_F(TopLevelRuntime, LockKeepsPerfToolsOutAndTheirsKeepsUsOut) {
   EXPECT_EQ(ours.error().message, "ftrace is in use by PID " + std::to_string(holder));
   auto r = peer.finish();
   EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(tracefs::kFtraceLock));
+}
+
+// A kernel without instances (forced): a tool traces at the top level,
+// holding perf-tools' lock while it runs, and leaves the top level as it
+// found it (TracingTest compares the enabled events and triggers; the
+// buffer size and tracing_on are compared here) with the lock removed.
+TEST_F(TopLevelRuntime, ToolWithoutInstancesTracesAtTheTopLevel) {
+  auto dir = tracefs::tracing_dir();
+  ASSERT_TRUE(dir) << dir.error().str();
+  ASSERT_FALSE(std::filesystem::exists(tracefs::kFtraceLock)) << "a perf-tools run is going on";
+  const std::string size_before = slurp(*dir + "/buffer_size_kb");
+  const std::string on_before = slurp(*dir + "/tracing_on");
+  const std::string enable = *dir + "/events/syscalls/sys_enter_getppid/enable";
+  ASSERT_EQ(slurp(enable), "0\n") << "someone traces getppid at the top level";
+
+  Workload w("stackwork");
+  setenv("TRACEKIT_KERNEL_FEATURES", "-instances", 1);
+  Running t({tool_path("stackcount"), "--backend", "ftrace", "-p", w.pid_str(),
+             "t:syscalls:sys_enter_getppid"});
+  unsetenv("TRACEKIT_KERNEL_FEATURES");
+  ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20)) << "no header";
+  EXPECT_EQ(tracefs::lock_holder(slurp(tracefs::kFtraceLock)), t.pid());
+  EXPECT_EQ(slurp(enable).substr(0, 1), "1");  // "1*" with a trigger on it
+  for (const auto& e : std::filesystem::directory_iterator(*dir + "/instances"))
+    EXPECT_EQ(e.path().filename().string().rfind("tracekit_" + std::to_string(t.pid()), 0),
+              std::string::npos)
+        << e.path();
+  w.go();
+  EXPECT_TRUE(w.wait_line("done", 60));
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // The exact count, as with an instance (stackwork's 997 getppid calls).
+  unsigned long total = 0;
+  for (const auto& l : lines_of(r.out)) {
+    auto n = l.find_first_not_of(' ');
+    if (n != std::string::npos && n > 0 && l.find_first_not_of("0123456789", n) == std::string::npos)
+      total += std::stoul(l.substr(n));
+  }
+  EXPECT_EQ(total, 997u) << r.out;
+  EXPECT_EQ(slurp(enable), "0\n");
+  EXPECT_EQ(slurp(*dir + "/buffer_size_kb"), size_before);
+  EXPECT_EQ(slurp(*dir + "/tracing_on"), on_before);
   EXPECT_FALSE(std::filesystem::exists(tracefs::kFtraceLock));
 }
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <filesystem>
@@ -227,6 +228,25 @@ TEST_F(TpointRuntime, BadInputIsRefusedAndLeavesNothing) {
     EXPECT_NE(r.err.find(c.message), std::string::npos) << join(c.args) << "\n" << r.err;
     EXPECT_EQ(tracefs_snapshot(), before_) << join(c.args);
   }
+}
+
+// A kernel without error_log (before 5.2; forced here): a refused filter is
+// still reported, with errno and the filter, without the kernel's words.
+TEST_F(TpointRuntime, RefusalWithoutErrorLog) {
+  const std::vector<std::string> argv{tool_path("tpoint"), "syscalls:sys_enter_read",
+                                      "no_such_field == 1"};
+  auto with = run(argv, 60);
+  EXPECT_EQ(with.exit_code, 1) << with.err;
+  EXPECT_NE(with.err.find("error_log: "), std::string::npos) << with.err;
+  setenv("TRACEKIT_KERNEL_FEATURES", "-error_log", 1);
+  auto without = run(argv, 60);
+  unsetenv("TRACEKIT_KERNEL_FEATURES");
+  EXPECT_EQ(without.exit_code, 1) << without.err;
+  EXPECT_EQ(without.err.find("error_log"), std::string::npos) << without.err;
+  EXPECT_NE(without.err.find("cannot write \"no_such_field == 1\""), std::string::npos)
+      << without.err;
+  EXPECT_NE(without.err.find("Invalid argument"), std::string::npos) << without.err;
+  EXPECT_EQ(tracefs_snapshot(), before_);
 }
 
 // perf-tools' own tpoint (Debian's perf-tools-unstable) tracing the same

@@ -60,6 +60,15 @@ skip_in_static_image() {
   exit 77
 }
 
+# skip_when_forced FEATURE REASON: in tests/vm/run's fallback pass, when
+# TRACEKIT_KERNEL_FEATURES turns FEATURE off, ends the case, counted as
+# skipped with REASON (what the case tests is that feature's own path).
+skip_when_forced() {
+  case ",${TRACEKIT_KERNEL_FEATURES:-}," in
+    *",-$1,"*) shift; echo "skip: $*"; exit 77 ;;
+  esac
+}
+
 # step TEXT: notes where a case is; the last steps are shown when it fails
 # (a case that times out shows where it was waiting).
 step() { echo "step: $*"; }

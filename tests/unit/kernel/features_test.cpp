@@ -46,6 +46,7 @@ TEST(KernelFeaturesTest, Rhel7Layout) {
   Features f(fake(t, false, {F::kPerfEvents, F::kMmap2, F::kExcludeCallchain}, true));
   EXPECT_FALSE(f.has(F::kTracefs));
   EXPECT_TRUE(f.has(F::kDebugfsTracing));
+  EXPECT_TRUE(f.has(F::kEventTracing));
   EXPECT_TRUE(f.has(F::kInstances));
   EXPECT_FALSE(f.has(F::kEventTriggers));
   EXPECT_FALSE(f.has(F::kStacktraceTrigger));
@@ -153,6 +154,7 @@ TEST(KernelFeaturesTest, NoTracingDirectoryMeansNoTracefsFeature) {
   p.debugfs_tracing = [] { return false; };
   p.perf_accepts = [](F) { return true; };
   Features f(p);
+  EXPECT_FALSE(f.has(F::kEventTracing));
   EXPECT_FALSE(f.has(F::kInstances));
   EXPECT_FALSE(f.has(F::kUprobes));
   EXPECT_TRUE(f.has(F::kContextSwitch));

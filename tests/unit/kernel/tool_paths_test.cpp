@@ -4,7 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <set>
+
+#include "../tracefs/fake_tree.hpp"
 
 namespace tracekit::kernel {
 namespace {
@@ -41,13 +44,44 @@ TEST(ToolPathsTest, PreferredWayFirstThenFallbacks) {
 
 TEST(ToolPathsTest, NothingWorksNamesTheClosestWaysLack) {
   auto none = host_with({});
-  // Tracefs-less fake host: kprobe's fallback lacks instances and kprobes,
-  // its first way dynamic_events too.
+  // Tracefs-less fake host: kprobe's last way (the top level) lacks only
+  // kprobes, the others instances and dynamic_events too.
   auto v = judge(use("kprobe", ""), none);
   EXPECT_FALSE(v.way);
-  EXPECT_EQ(v.missing, (std::vector<F>{F::kInstances, F::kKprobes}));
+  EXPECT_EQ(v.missing, (std::vector<F>{F::kKprobes}));
+  auto t = judge(use("tpoint", ""), none);
+  EXPECT_FALSE(t.way);
+  EXPECT_EQ(t.missing, (std::vector<F>{F::kEventTracing}));
   auto perfless = judge(use("profile", ""), none);
   EXPECT_EQ(perfless.missing, (std::vector<F>{F::kPerfEvents}));
+}
+
+// A kernel without instances traces at the top level; one without
+// context-switch records (before 4.3) takes switch-ins from sched_switch,
+// and one without use_clockid (before 4.1) orders on perf's clock.
+TEST(ToolPathsTest, OldKernelFallbacks) {
+  tracefs::FakeTree t;
+  std::filesystem::remove(t.dir() + "/instances");
+  t.put("kprobe_events", "");
+  t.put("events/sched/sched_switch/trigger", "# Available triggers:\n# traceon stacktrace\n");
+  Probe p;
+  p.tracing_dir = [d = t.dir()] { return d; };
+  p.tracefs_filesystem = [] { return false; };
+  p.debugfs_tracing = [] { return true; };
+  p.perf_accepts = [](F f) { return f == F::kPerfEvents; };
+  Features old(p);
+  auto v = judge(use("stackcount", "tracepoints"), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "stacktrace triggers at the top level (perf-tools' lock)");
+  v = judge(use("kprobe", ""), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "kprobes (kprobe_events) at the top level (perf-tools' lock)");
+  v = judge(use("offcputime", ""), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_NE(v.way->path.find("next_pid"), std::string_view::npos);
+  v = judge(use("offcputime", "event order"), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "perf's own clock, read from the records");
 }
 
 TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {

@@ -137,6 +137,44 @@ TEST(TracefsInstanceTest, UndoesInReverseOrderThenRemovesTheDirectory) {
       << err;
 }
 
+// Without instances: the top level, under the lock, every setting restored
+// (the buffer size too), its buffer emptied at both ends, nothing removed.
+TEST(TracefsInstanceTest, TopLevelRestoresEverythingUnderTheLock) {
+  FakeTree t;
+  put_instance_files(t, ".");
+  t.put("trace", "someone else's records\n");
+  t.put("buffer_size_kb", "7 (expanded: 1408)\n");
+  const std::string lock = t.dir() + "/ftrace-lock";
+  {
+    auto r = Instance::top_level(t.dir(), lock);
+    ASSERT_TRUE(r) << r.error().str();
+    Instance& i = *r;
+    EXPECT_TRUE(i.is_top_level());
+    EXPECT_EQ(i.path(), t.dir());
+    EXPECT_EQ(t.get("ftrace-lock"), std::to_string(getpid()) + "\n");
+    // A second user is refused while the lock is held.
+    auto second = Instance::top_level(t.dir(), lock);
+    ASSERT_FALSE(second);
+    EXPECT_EQ(second.error().err, EBUSY);
+    ASSERT_TRUE(i.enable_event("sched", "sched_switch"));
+    ASSERT_TRUE(i.set_option("stacktrace", true));
+    ASSERT_TRUE(i.set_buffer_size_kb(4096));
+  }
+  const std::string e = "T/events/sched/sched_switch/";
+  EXPECT_EQ(t.writes(), (Lines{
+                            "write T/trace ",
+                            "write " + e + "enable 1",
+                            "write T/options/stacktrace 1",
+                            "write T/buffer_size_kb 4096",
+                            "write T/buffer_size_kb 1408",
+                            "write T/options/stacktrace 0",
+                            "write " + e + "enable 0",
+                            "write T/trace ",
+                        }));
+  EXPECT_FALSE(t.has("ftrace-lock"));
+  EXPECT_TRUE(t.has("events"));
+}
+
 TEST(TracefsInstanceTest, NothingIsUndoneForAFailedStep) {
   FakeTree t;
   std::string rel;
@@ -302,6 +340,7 @@ TEST(TracefsInstanceTest, CurrentValueOfAControlFile) {
   EXPECT_EQ(current_value("nop\n"), "nop");
   EXPECT_EQ(current_value("  1\n"), "1");
   EXPECT_EQ(current_value(""), "");
+  EXPECT_EQ(current_value("7 (expanded: 1408)\n"), "1408");
 }
 
 TEST(TracefsInstanceTest, GraphTracerStepsAndUndo) {
