@@ -10,6 +10,7 @@
 #include "aggregate/stack_counts.hpp"
 #include "kernel/features.hpp"
 #include "offcpu/pairing.hpp"
+#include "offcpu/task_state.hpp"
 #include "perf/follow.hpp"
 #include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
@@ -50,32 +51,6 @@ uint64_t monotonic_ns() {
 
 }  // namespace
 
-std::optional<uint64_t> state_bits(std::string_view letters) {
-  if (letters.empty()) return std::nullopt;
-  uint64_t bits = 0;
-  for (char c : letters) {
-    switch (c) {
-      case 'R': break;
-      case '+': break;  // preempted while runnable: still R
-      case '|': break;
-      case 'S': bits |= 1; break;
-      case 'D': bits |= 2; break;
-      case 'T': bits |= 4; break;
-      case 't': bits |= 8; break;
-      case 'X': bits |= 16; break;
-      case 'Z': bits |= 32; break;
-      case 'P': bits |= 64; break;
-      case 'x': bits |= 128; break;
-      case 'K': bits |= 256; break;
-      case 'W': bits |= 512; break;
-      case 'N': bits |= 1024; break;
-      case 'I': bits |= 1026; break;
-      default: return std::nullopt;
-    }
-  }
-  return bits;
-}
-
 std::string header(const Options& o) {
   std::ostringstream s;
   s << "Tracing off-CPU time (us) of ";
@@ -100,11 +75,6 @@ std::string header(const Options& o) {
 }
 
 struct Tracer::Impl {
-  struct StateInfo {
-    uint64_t bits;
-    bool dead;
-  };
-
   Options o;
   tracefs::EventFormat format;
   const tep_format_field* f_prev_pid = nullptr;
@@ -125,7 +95,7 @@ struct Tracer::Impl {
   aggregate::StackCounts counts;
   Pairer pairer;
   TimeOrder order;
-  std::unordered_map<uint64_t, StateInfo> states;
+  TaskStates states{format};  // refers to format
   std::unordered_map<uint32_t, bool> kthread;
   std::unordered_map<uint32_t, uint32_t> tgids;  // of the counted threads
   perf::FollowedThreads followed;  // -p: late threads (see perf/follow.hpp)
@@ -158,25 +128,6 @@ struct Tracer::Impl {
     }
     kthread.emplace(tid, k);
     return k;
-  }
-
-  StateInfo state_of(uint64_t value, std::span<const uint8_t> raw) {
-    auto it = states.find(value);
-    if (it != states.end()) return it->second;
-    // The kernel's print format says what the number means on this kernel.
-    std::string text = format.print(raw);
-    StateInfo info{value, false};
-    auto at = text.find("prev_state=");
-    if (at != std::string::npos) {
-      auto letters = std::string_view(text).substr(at + 11);
-      letters = letters.substr(0, letters.find(' '));
-      if (auto bits = state_bits(letters)) {
-        info.bits = *bits;
-        info.dead = letters.find_first_of("XZx") != std::string_view::npos;
-      }
-    }
-    states.emplace(value, info);
-    return info;
   }
 
   void consume(const perf_event_header& h, std::span<const uint8_t> rec) {
@@ -252,7 +203,7 @@ struct Tracer::Impl {
     e.kind = SchedEvent::kSwitchOut;
     e.time = smp.time;
     e.tid = static_cast<uint32_t>(prev_pid);
-    StateInfo st = state_of(prev_state, smp.raw);
+    TaskState st = states.decode(prev_state, smp.raw);
 
     // Filters of the switch-out: which blocked periods count at all.
     bool counted = e.tid != 0 && !st.dead;

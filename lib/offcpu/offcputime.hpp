@@ -54,12 +54,6 @@ struct Options {
 // Ctrl-C to end." and its variants, as bcc prints them.
 std::string header(const Options& o);
 
-// prev_state as the kernel prints it ("S", "D", "R+", "I", "X", "S|D"...)
-// turned into the task state bits bcc's --state matches: R 0, S 1, D 2, T 4,
-// t 8, X 16, Z 32, P 64, x 128 (TASK_DEAD), K 256, W 512, N 1024, I 1026
-// (TASK_IDLE = D | N). nullopt for text it does not know.
-std::optional<uint64_t> state_bits(std::string_view letters);
-
 class Tracer : public session::Engine {
  public:
   // Checks the options against this machine (PID/TID exist), opens the

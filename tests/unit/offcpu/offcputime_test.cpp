@@ -5,16 +5,6 @@
 namespace tracekit::offcpu {
 namespace {
 
-TEST(OffcpuStateBitsTest, KernelLettersToBccStateBits) {
-  const std::pair<const char*, std::optional<uint64_t>> cases[] = {
-      {"R", 0},       {"R+", 0},     {"S", 1},         {"D", 2},
-      {"T", 4},       {"t", 8},      {"X", 16},        {"Z", 32},
-      {"P", 64},      {"I", 1026},   {"S|D", 3},       {"D|K", 258},
-      {"", std::nullopt}, {"Q", std::nullopt},
-  };
-  for (auto& [letters, bits] : cases) EXPECT_EQ(state_bits(letters), bits) << letters;
-}
-
 TEST(OffcpuHeaderTest, MatchesBcc) {
   Options o;
   EXPECT_EQ(header(o),
