@@ -207,6 +207,9 @@ Result<Instance> Instance::top_level(const std::string& tracing_dir, const std::
   Instance inst(tracing_dir, "", tracing_dir);
   inst.guard_.emplace(std::move(*guard));
   inst.owned_ = true;
+  // Killed before it undoes, this run leaves its changes to the next
+  // holder of the lock (or reset-tracing) to undo.
+  if (auto s = inst.log_.keep_journal(top_level_journal(lock_path, getpid())); !s) return s.error();
   inst.exit_slot_ = add_exit_write(tracing_dir + "/tracing_on", "0");
   // What other users left in the buffer is not ours to read.
   if (auto s = inst.log_.write("trace", ""); !s) return s.error();

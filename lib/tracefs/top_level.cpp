@@ -33,6 +33,10 @@ int create_lock(const std::string& path) {
 
 }  // namespace
 
+std::string top_level_journal(const std::string& lock_path, int pid) {
+  return lock_path + ".tracekit-" + std::to_string(pid);
+}
+
 int lock_holder(std::string_view text) {
   auto pid = parse_int<int>(trim(text));
   return pid && *pid > 0 ? *pid : 0;
@@ -46,6 +50,9 @@ Result<std::string> remove_lock(bool force, const std::string& lock_path) {
   if (live && !force) return std::string();
   if (::unlink(lock_path.c_str()) != 0 && errno != ENOENT)
     return Error::from_errno("cannot remove the ftrace lock", lock_path);
+  // What a killed tracekit holder changed at the top level (a live one
+  // undoes its own).
+  if (!live && holder) replay_journal(top_level_journal(lock_path, holder));
   return lock_path + " (" + (holder ? "PID " + std::to_string(holder) : std::string("no PID")) +
          (live ? ", alive" : ", gone") + ")";
 }
@@ -55,9 +62,15 @@ TopLevel::TopLevel(const std::string& tracing_dir, std::string lock_path)
 
 Result<TopLevel> TopLevel::acquire(const std::string& tracing_dir, const std::string& lock_path) {
   // Twice at most: once more after removing a lock its holder left behind.
+  int stale = 0;  // the holder of a stale lock removed
   for (int attempt = 0; attempt < 2; ++attempt) {
     int err = create_lock(lock_path);
-    if (err == 0) return TopLevel(tracing_dir, lock_path);
+    if (err == 0) {
+      // A tracekit holder killed before it could undo its changes left
+      // them in its journal: undone now that the lock is ours.
+      if (stale) replay_journal(top_level_journal(lock_path, stale));
+      return TopLevel(tracing_dir, lock_path);
+    }
     if (err != EEXIST)
       return Error{err, "cannot write the ftrace lock", lock_path, "run as root"};
     auto text = read_file(lock_path);
@@ -68,7 +81,10 @@ Result<TopLevel> TopLevel::acquire(const std::string& tracing_dir, const std::st
                    "wait for it to end (its top-level ftrace settings would clash with ours)"};
     // Its holder is gone (or it names none): stale. Remove it only if it is
     // still the same file text, then race for it like anyone else.
-    if (auto again = read_file(lock_path); again && *again == *text) ::unlink(lock_path.c_str());
+    if (auto again = read_file(lock_path); again && *again == *text) {
+      ::unlink(lock_path.c_str());
+      stale = holder;
+    }
   }
   return Error{EBUSY, "ftrace lock keeps being taken", lock_path, "another tracer is starting"};
 }

@@ -55,6 +55,11 @@ class TopLevel {
   std::vector<int> exit_slots_;
 };
 
+// The undo journal (UndoLog::keep_journal) of the top level used by pid under
+// the lock at lock_path: lock_path + ".tracekit-" + pid. A killed holder's is
+// replayed by whoever takes the lock over (acquire(), remove_lock()). Pure.
+std::string top_level_journal(const std::string& lock_path, int pid);
+
 // The holder a lock file's text names: its PID, 0 when the text holds none. Pure.
 int lock_holder(std::string_view text);
 

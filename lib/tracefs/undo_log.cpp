@@ -2,6 +2,9 @@
 
 #include <sys/stat.h>
 
+#include <unistd.h>
+
+#include <fstream>
 #include <iostream>
 
 #include "tracefs/instance.hpp"
@@ -26,8 +29,12 @@ UndoLog::UndoLog(std::string dir, std::vector<std::string> log_dirs)
     : dir_(std::move(dir)), log_dirs_(std::move(log_dirs)) {}
 
 UndoLog::UndoLog(UndoLog&& o) noexcept
-    : dir_(std::move(o.dir_)), log_dirs_(std::move(o.log_dirs_)), steps_(std::move(o.steps_)) {
+    : dir_(std::move(o.dir_)),
+      log_dirs_(std::move(o.log_dirs_)),
+      steps_(std::move(o.steps_)),
+      journal_(std::move(o.journal_)) {
   o.steps_.clear();
+  o.journal_.clear();
 }
 
 bool UndoLog::has(const std::string& rel) const {
@@ -60,6 +67,12 @@ Status UndoLog::change(const std::string& rel, const std::string& text, bool app
   auto s = append ? this->append(rel, text) : write(rel, text);
   if (!s) return s;
   steps_.push_back({rel, undo_text, undo_append});
+  if (!journal_.empty()) {
+    // One line a step: "a" or "w", the path, the text (control-file texts
+    // are one line).
+    std::ofstream j(journal_, std::ios::app);
+    j << (undo_append ? 'a' : 'w') << '\t' << rel << '\t' << undo_text << '\n';
+  }
   return {};
 }
 
@@ -77,6 +90,37 @@ void UndoLog::undo() {
     if (!s) std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
   }
   steps_.clear();
+  if (!journal_.empty()) ::unlink(journal_.c_str());
+}
+
+Status UndoLog::keep_journal(const std::string& path) {
+  std::ofstream j(path, std::ios::trunc);
+  j << dir_ << '\n';
+  j.flush();
+  if (!j) return Error::from_errno("cannot write the undo journal", path);
+  journal_ = path;
+  return {};
+}
+
+size_t replay_journal(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return 0;
+  auto lines = split(*text, '\n');
+  size_t done = 0;
+  if (!lines.empty()) {
+    const std::string dir(lines[0]);
+    for (size_t i = lines.size(); i-- > 1;) {
+      auto fields = split(lines[i], '\t');
+      if (fields.size() < 3 || (fields[0] != "a" && fields[0] != "w")) continue;
+      // The text may hold tabs itself: it is everything after the path.
+      auto text_at = fields[0].size() + 1 + fields[1].size() + 1;
+      std::string undo(lines[i].substr(text_at));
+      if (write_control(dir + "/" + std::string(fields[1]), undo, fields[0] == "a", {}))
+        ++done;
+    }
+  }
+  ::unlink(path.c_str());
+  return done;
 }
 
 }  // namespace tracekit::tracefs

@@ -48,8 +48,15 @@ class UndoLog {
 
   // The undo writes pushed so far whose path ends in suffix.
   size_t count_pushed(const std::string& suffix) const;
-  // Replays every undo write, newest first, and forgets them.
+  // Replays every undo write, newest first, and forgets them (and removes
+  // the journal, if one is kept).
   void undo();
+
+  // Also keeps every undo write in a journal file at path (created now,
+  // holding dir(), then one step a line), so that when this process is
+  // killed before it can undo, the next user can (replay_journal()): for
+  // the top level, which no rmdir cleans up.
+  Status keep_journal(const std::string& path);
 
  private:
   struct Step {
@@ -60,7 +67,14 @@ class UndoLog {
   std::string dir_;
   std::vector<std::string> log_dirs_;
   std::vector<Step> steps_;
+  std::string journal_;
 };
+
+// Replays the undo writes of a journal a killed process left
+// (UndoLog::keep_journal), newest first, quietly (some may have been done
+// already), and removes it. Returns how many writes the kernel accepted;
+// 0 when there is no journal.
+size_t replay_journal(const std::string& path);
 
 // The value a single-value control file shows: its text trimmed, or of a
 // choice list ("[local] global counter"), the bracketed choice; of a buffer

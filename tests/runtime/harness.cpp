@@ -310,7 +310,7 @@ std::string tracefs_snapshot() {
       snap += line + "\n";
     }
   }
-  for (const char* f : {"set_event", "current_tracer", "tracing_on"}) file(f);
+  for (const char* f : {"set_event", "current_tracer", "tracing_on", "trace_options"}) file(f);
   // Non-comment lines of every event's trigger file.
   if (DIR* systems = opendir((t + "/events").c_str())) {
     while (dirent* s = readdir(systems)) {

@@ -107,7 +107,8 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s);
 
 // What tracekit could leave behind in tracefs, as text: the instances, the
 // dynamic events, every top-level trigger and enabled event, the current
-// tracer, leaving out the runs of processes this test binary did not start
+// tracer, the top-level trace options and tracing_on, leaving out the runs
+// of processes this test binary did not start
 // (Running, run(), Workload, start_tracing_child): other tracekit runs and
 // test binaries, alive or killed, whose leftovers any tool's start may sweep
 // meanwhile. Two snapshots around a run must be equal.

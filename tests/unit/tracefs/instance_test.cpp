@@ -175,6 +175,31 @@ TEST(TracefsInstanceTest, TopLevelRestoresEverythingUnderTheLock) {
   EXPECT_TRUE(t.has("events"));
 }
 
+// A run killed at the top level leaves its undo steps in a journal; the next
+// holder of the lock replays them, newest first, and removes it.
+TEST(TracefsInstanceTest, JournalOfAKilledRunIsReplayed) {
+  FakeTree t;
+  put_instance_files(t, ".");
+  const std::string journal = t.dir() + "/journal";
+  {
+    UndoLog log(t.dir(), {});
+    ASSERT_TRUE(log.keep_journal(journal));
+    ASSERT_TRUE(log.set("options/stacktrace", "1"));
+    ASSERT_TRUE(log.change("events/sched/sched_switch/trigger", "stacktrace if prev_pid == 1",
+                           true, "!stacktrace", true));
+    ASSERT_TRUE(log.change("events/sched/sched_switch/filter", "prev_pid == 1", false, "0", false));
+    // Killed here: the log is never undone.
+  }
+  EXPECT_EQ(t.get("options/stacktrace"), "1\n");
+  t.log.clear();
+  EXPECT_EQ(replay_journal(journal), 3u);
+  const std::string e = "T/events/sched/sched_switch/";
+  EXPECT_EQ(t.writes(), (Lines{"write " + e + "filter 0", "append " + e + "trigger !stacktrace",
+                               "write T/options/stacktrace 0"}));
+  EXPECT_FALSE(t.has("journal"));
+  EXPECT_EQ(replay_journal(journal), 0u);
+}
+
 TEST(TracefsInstanceTest, NothingIsUndoneForAFailedStep) {
   FakeTree t;
   std::string rel;
