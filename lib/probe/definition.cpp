@@ -1,5 +1,6 @@
 #include "probe/definition.hpp"
 
+#include <cctype>
 #include <vector>
 
 #include "tracefs/dynamic_events.hpp"
@@ -121,6 +122,50 @@ Result<Definition> parse_uprobe_definition(std::string_view text) {
   if (d.is_return && d.offset && !d.is_address) return bad(text, "a return probe takes no offset", {});
   d.fetchargs = joined(w, args);
   return d;
+}
+
+Result<std::string> adapt_fetchargs(std::string_view in, bool has_argn, bool has_ustring) {
+  static constexpr const char* kArgRegs[] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  std::string out;
+  for (size_t i = 0; i < in.size();) {
+    std::string_view rest = in.substr(i);
+    if (!has_argn && rest.rfind("$arg", 0) == 0 && rest.size() > 4 &&
+        std::isdigit(static_cast<unsigned char>(rest[4]))) {
+      size_t end = 4;
+      while (end < rest.size() && std::isdigit(static_cast<unsigned char>(rest[end]))) ++end;
+      if (end == rest.size() || !word_char(rest[end])) {
+        auto n = parse_int<int>(rest.substr(4, end - 4));
+#if defined(__x86_64__)
+        if (!n || *n < 1 || *n > 6)
+          return Error{0, "cannot rewrite " + std::string(rest.substr(0, end)) +
+                              " for this kernel (no $argN before Linux 4.20)",
+                       {}, "arguments past the sixth are on the stack: fetch them by offset"};
+        out += kArgRegs[*n - 1];
+        i += end;
+        continue;
+#else
+        (void)n;
+        return Error{0, "this kernel has no $argN (Linux 4.20 brings it)", {},
+                     "write the argument's register instead"};
+#endif
+      }
+    }
+    if (!has_ustring && rest.rfind(":ustring", 0) == 0 &&
+        (rest.size() == 8 || !word_char(rest[8]))) {
+      out += ":string";
+      i += 8;
+      continue;
+    }
+    if (!has_ustring && rest.rfind("+u", 0) == 0 && rest.size() > 2 &&
+        (std::isdigit(static_cast<unsigned char>(rest[2])) || rest[2] == '-')) {
+      out += '+';
+      i += 2;
+      continue;
+    }
+    out += in[i++];
+  }
+  return out;
 }
 
 }  // namespace tracekit::probe

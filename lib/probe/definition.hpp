@@ -40,6 +40,14 @@ struct Definition {
 };
 
 Result<Definition> parse_kprobe_definition(std::string_view text);
+
+// Fetch arguments as an older kernel takes them: without $argN (before 4.20)
+// "$argN" becomes the register of the x86_64 calling convention (%di %si %dx
+// %cx %r8 %r9: arguments 1 to 6), as perf-tools' users write them; without
+// ustring (before 5.3) ":ustring" becomes ":string" and a "+u" user
+// dereference a plain "+" (those kernels read user memory that way).
+// Error: $argN past 6, or $argN on another architecture. Pure.
+Result<std::string> adapt_fetchargs(std::string_view fetchargs, bool has_argn, bool has_ustring);
 Result<Definition> parse_uprobe_definition(std::string_view text);
 
 }  // namespace tracekit::probe

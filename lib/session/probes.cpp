@@ -5,6 +5,8 @@
 #include <string_view>
 
 #include "kernel/feature.hpp"
+#include "kernel/features.hpp"
+#include "probe/definition.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::session {
@@ -85,16 +87,24 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
                         : "; this tool cannot fall back to the function tracer";
           return e;
         }
-        keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret, t.fetchargs, t.event_name));
+        // Older kernels: $argN and ustring in the forms they take.
+        auto& features = kernel::Features::host();
+        auto args = probe::adapt_fetchargs(t.fetchargs, features.has(kernel::Feature::kKprobeArgN),
+                                           features.has(kernel::Feature::kUstring));
+        if (!args) return args.error();
+        keep(t, (*g)->name(), (*g)->add_kprobe(t.function, ret, *args, t.event_name));
         break;
       }
       case probe::Kind::kUser:
       case probe::Kind::kUserReturn: {
         auto g = group();
         if (!g) return g.error();
+        auto args = probe::adapt_fetchargs(
+            t.fetchargs, true, kernel::Features::host().has(kernel::Feature::kUstring));
+        if (!args) return args.error();
         keep(t, (*g)->name(),
              (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn,
-                              t.event_name.empty() ? t.function : t.event_name, t.fetchargs));
+                              t.event_name.empty() ? t.function : t.event_name, *args));
         break;
       }
       case probe::Kind::kUsdt:

@@ -106,5 +106,24 @@ TEST(DefinitionTest, UprobeRefusals) {
   }
 }
 
+// Older kernels: $argN as registers (before 4.20), ustring as string and
+// +u as + (before 5.3); nothing changes where the kernel has them.
+TEST(DefinitionTest, FetchargsForOlderKernels) {
+  const std::string args = "count=$arg3:u64 file=+0($arg2):ustring u=+u8(%si):u32 $arg10x=%ax";
+  auto same = adapt_fetchargs(args, true, true);
+  ASSERT_TRUE(same);
+  EXPECT_EQ(*same, args);
+  auto old = adapt_fetchargs("count=$arg3:u64 file=+0($arg2):ustring u=+u8(%si):u32 x=$arg6",
+                             false, false);
+  ASSERT_TRUE(old) << old.error().str();
+  EXPECT_EQ(*old, "count=%dx:u64 file=+0(%si):string u=+8(%si):u32 x=%r9");
+  auto seventh = adapt_fetchargs("x=$arg7", false, true);
+  ASSERT_FALSE(seventh);
+  EXPECT_NE(seventh.error().message.find("$arg7"), std::string::npos);
+  auto ustring_only = adapt_fetchargs("a=$arg1 s=+0(%di):ustringy", true, false);
+  ASSERT_TRUE(ustring_only);
+  EXPECT_EQ(*ustring_only, "a=$arg1 s=+0(%di):ustringy");
+}
+
 }  // namespace
 }  // namespace tracekit::probe
