@@ -3,6 +3,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
@@ -81,6 +82,9 @@ struct Tracer::Impl {
   const tep_format_field* f_prev_state = nullptr;
   const tep_format_field* f_prev_comm = nullptr;
   const tep_format_field* f_next_pid = nullptr;
+  // sched:sched_wakeup, sampled where there are no switch records.
+  std::optional<tracefs::EventFormat> wakeup;
+  const tep_format_field* f_wakeup_pid = nullptr;
   // Kernels without context-switch records (before 4.3): switch-ins come
   // from the sampled sched_switch's next_pid, every switch sampled.
   bool switch_records = true;
@@ -134,10 +138,12 @@ struct Tracer::Impl {
     switch (h.type) {
       case PERF_RECORD_SAMPLE: {
         perf::Sample smp;
-        if (perf::decode_sample(sample_type, rec, smp))
-          switched_out(smp);
-        else
+        if (!perf::decode_sample(sample_type, rec, smp))
           ++undecodable;
+        else if (wakeup && common_type(smp.raw) == wakeup->id())
+          woken(smp);
+        else
+          switched_out(smp);
         return;
       }
       case PERF_RECORD_SWITCH_CPU_WIDE: {
@@ -229,15 +235,41 @@ struct Tracer::Impl {
     order.push(e);
   }
 
-  void process(const SchedEvent& e) {
-    if (e.kind == SchedEvent::kSwitchOut) {
-      if (e.counted)
-        pairer.switch_out(e.tid, e.start);
-      else
-        pairer.ignore(e.tid);
+  // A sched_wakeup sample (kernels without switch records): see
+  // offcpu/pairing.hpp.
+  void woken(const perf::Sample& smp) {
+    auto pid = wakeup->number(f_wakeup_pid, smp.raw);
+    if (!pid) {
+      ++undecodable;
       return;
     }
-    auto p = pairer.switch_in(e.tid, e.time);
+    newest = std::max(newest, smp.time);
+    SchedEvent e;
+    e.kind = SchedEvent::kWakeup;
+    e.time = smp.time;
+    e.tid = static_cast<uint32_t>(*pid);
+    order.push(e);
+  }
+
+  // The tracepoint a raw record is of: its first field, common_type (u16).
+  static int common_type(std::span<const uint8_t> raw) {
+    uint16_t type = 0;
+    if (raw.size() < sizeof type) return -1;
+    std::memcpy(&type, raw.data(), sizeof type);
+    return type;
+  }
+
+  void process(const SchedEvent& e) {
+    switch (e.kind) {
+      case SchedEvent::kSwitchOut:
+        count(e.counted ? pairer.switch_out(e.tid, e.start) : pairer.ignore(e.tid));
+        return;
+      case SchedEvent::kWakeup: pairer.wakeup(e.tid, e.time); return;
+      case SchedEvent::kSwitchIn: count(pairer.switch_in(e.tid, e.time)); return;
+    }
+  }
+
+  void count(const std::optional<Period>& p) {
     if (!p) return;
     uint64_t us = p->duration_ns() / 1000;
     if (us < o.min_us || us > o.max_us) return;
@@ -326,6 +358,21 @@ Result<Tracer> Tracer::start(const Options& o) {
     filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
   if (!filter.empty())
     if (auto st = t->events->set_filter(filter); !st) return st.error();
+  if (!t->switch_records) {
+    // Wake-ups end the periods whose switch-in the tracepoint misses
+    // (offcpu/pairing.hpp); added after the filter, which is sched_switch's.
+    auto wakeup = tracefs::EventFormat::load(*dir, "sched", "sched_wakeup");
+    if (!wakeup) return wakeup.error();
+    t->wakeup.emplace(std::move(*wakeup));
+    t->f_wakeup_pid = t->wakeup->field("pid");
+    if (!t->f_wakeup_pid)
+      return Error{0, "sched:sched_wakeup lacks pid", {},
+                   "this kernel's tracepoint format is not supported"};
+    perf_event_attr w = attr;
+    w.config = static_cast<uint64_t>(t->wakeup->id());
+    perf::drop_process_events(w);  // (the first event writes those)
+    if (auto st = t->events->add(w); !st) return st.error();
+  }
   if (follow) {
     // The process's switch-outs come from events of its own threads,
     // inherited by the threads it starts (perf/follow.hpp): the same

@@ -9,8 +9,11 @@
 // on a 6.18 VM: none at all for CPU 1, to perf or to ftrace), so a task woken
 // onto that idle CPU would have no switch-in; the switch records are complete.
 // Kernels before 4.3 have no switch records: there the switch-ins are the
-// sampled sched_switch's next_pid, and a switch the tracepoint misses loses
-// the period it ends (the thread's next switch-out replaces it).
+// sampled sched_switch's next_pid, and sched:sched_wakeup is sampled too. A
+// period whose switch-in the tracepoint missed (the woken thread went onto an
+// idle CPU, which is where the 6.18 VM reports no switch) ends at its first
+// wake-up instead, when its thread's next switch-out shows that it ran: on
+// an idle CPU the woken thread runs at once, so the two times are close.
 //
 // Events arrive in per-CPU rings, so a task that migrates has its switch-out
 // in one ring and its switch-in in another: TimeOrder merges the events of
@@ -50,26 +53,35 @@ struct Period {
 class Pairer {
  public:
   // tid went off-CPU; replaces an older open period of tid (its switch-in was
-  // lost).
-  void switch_out(uint32_t tid, const Start& start) { open_[tid] = start; }
+  // lost). Returns that older period when a wake-up ended it (wakeup()).
+  std::optional<Period> switch_out(uint32_t tid, const Start& start);
   // tid went off-CPU but its period does not count (filtered out, or the
   // task is dead): forget any open period, so that a new task reusing the tid
-  // does not inherit it.
-  void ignore(uint32_t tid) { open_.erase(tid); }
+  // does not inherit it. Returns the older period as switch_out() does.
+  std::optional<Period> ignore(uint32_t tid);
   // tid came on-CPU at time: the period that ends, if one was open. A
   // switch-in before the switch-out it would pair with is ignored.
   std::optional<Period> switch_in(uint32_t tid, uint64_t time);
+  // tid was woken at time (sched_wakeup): the end of its open period should
+  // its switch-in never come. Only the first wake-up after a switch-out.
+  void wakeup(uint32_t tid, uint64_t time);
   // Records were lost: drop every open period.
-  void reset() { open_.clear(); }
+  void reset() {
+    open_.clear();
+    woken_.clear();
+  }
   size_t open() const { return open_.size(); }
 
  private:
+  // The open period of tid that a wake-up ended, if any; forgets it.
+  std::optional<Period> woken_period(uint32_t tid);
   std::unordered_map<uint32_t, Start> open_;
+  std::unordered_map<uint32_t, uint64_t> woken_;  // first wake-up of an open period
 };
 
 // One scheduler event, as TimeOrder holds it.
 struct SchedEvent {
-  enum Kind : uint8_t { kSwitchOut, kSwitchIn };
+  enum Kind : uint8_t { kSwitchOut, kSwitchIn, kWakeup };
   uint64_t time = 0;
   uint32_t tid = 0;
   Kind kind = kSwitchOut;

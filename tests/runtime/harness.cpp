@@ -253,6 +253,26 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s) {
   return false;
 }
 
+BusyCpus::BusyCpus() {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int cpu = 0; cpu < n; ++cpu) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(cpu, &set);
+      sched_setaffinity(0, sizeof set, &set);
+      if (nice(19) == -1 && errno != 0) _exit(1);
+      for (;;) asm volatile("" ::: "memory");  // spin
+    }
+    if (pid > 0) pids_.push_back(pid);
+  }
+}
+
+BusyCpus::~BusyCpus() {
+  for (pid_t p : pids_) kill_and_reap(p);
+}
+
 void Workload::pin(int cpu) {
   cpu_set_t set;
   CPU_ZERO(&set);

@@ -67,6 +67,22 @@ class Running {
   bool done_ = false;
 };
 
+// One spinning child process per online CPU, pinned there at nice 19, for
+// as long as this lives (killed by PID and reaped at the end): keeps every
+// CPU out of its idle task. This VM's kernel reports no sched_switch, and no
+// sched_wakeup, from a CPU's idle context (KERNEL-NOTES), which is all that
+// offcputime has of a switch-in on kernels without context-switch records.
+class BusyCpus {
+ public:
+  BusyCpus();
+  ~BusyCpus();
+  BusyCpus(const BusyCpus&) = delete;
+  BusyCpus& operator=(const BusyCpus&) = delete;
+
+ private:
+  std::vector<pid_t> pids_;
+};
+
 // A child process started from a workload binary; it must print a line
 // "ready PID" first. Killed (SIGKILL, by PID) and reaped on destruction.
 class Workload {

@@ -39,6 +39,33 @@ TEST(OffcpuPairerTest, MissedSwitchInIsReplacedNotInflated) {
   EXPECT_EQ(period->duration_ns(), 10000u);
 }
 
+// Without switch records (kernels before 4.3): a period whose switch-in was
+// missed ends at its first wake-up, once the next switch-out (counted or
+// not) shows the thread ran; a seen switch-in still ends it as before.
+TEST(OffcpuPairerTest, MissedSwitchInEndsAtTheFirstWakeup) {
+  Pairer p;
+  EXPECT_FALSE(p.switch_out(7, at(1000)));
+  p.wakeup(7, 21000);
+  p.wakeup(7, 22000);  // a second wake-up of the same period changes nothing
+  auto period = p.switch_out(7, at(50000));
+  ASSERT_TRUE(period);
+  EXPECT_EQ(period->start.time, 1000u);
+  EXPECT_EQ(period->end, 21000u);
+  p.wakeup(7, 60000);
+  period = p.ignore(7);  // not counted itself, but the period before it ends
+  ASSERT_TRUE(period);
+  EXPECT_EQ(period->duration_ns(), 10000u);
+
+  p.switch_out(8, at(1000));
+  p.wakeup(8, 5000);
+  period = p.switch_in(8, 7000);  // the switch-in was seen: it ends the period
+  ASSERT_TRUE(period);
+  EXPECT_EQ(period->end, 7000u);
+  EXPECT_FALSE(p.switch_out(8, at(9000)));
+  p.wakeup(9, 100);  // a thread with no open period: nothing
+  EXPECT_FALSE(p.switch_out(9, at(200)));
+}
+
 TEST(OffcpuPairerTest, IgnoredSwitchOutForgetsAnOlderPeriod) {
   // A task that exited (or no longer passes a filter) leaves no open period
   // for a new task that reuses its tid.
