@@ -74,6 +74,19 @@ std::vector<ToolUse> make_uses() {
          {F::kInstances, F::kUprobes, F::kDynamicEvents}},
         {"uprobes (uprobe_events) in a private instance", {F::kInstances, F::kUprobes}}}},
       {"uprobe", "-s", {{"the instance's userstacktrace option", {F::kInstances, F::kUprobes}}}},
+      {"opensnoop",
+       "",
+       {{"file names by kprobes on the syscall entries, descriptors from sys_exit tracepoints",
+         {F::kInstances, F::kKprobes, F::kSyscallTracepoints}},
+        {"file names by eprobes on sys_enter tracepoints, descriptors from sys_exit tracepoints",
+         {F::kInstances, F::kEprobes, F::kSyscallTracepoints}},
+        {"file names by uprobes on the C library's open wrappers (misses opens without it), "
+         "descriptors from sys_exit tracepoints",
+         {F::kInstances, F::kUprobes, F::kSyscallTracepoints}}}},
+      {"opensnoop",
+       "-p PID",
+       {{"set_event_pid following forks", {F::kInstances, F::kSetEventPid, F::kEventFork}},
+        {"a common_pid filter of the threads at the start", {F::kInstances}}}},
       {"reset-tracing", "", {{"tracefs", {F::kTracefs}}, {"debugfs's tracing", {F::kDebugfsTracing}}}},
   };
 }
