@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <ostream>
 
 #include "util/strings.hpp"
@@ -240,60 +241,67 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
 
   std::vector<std::string> lacking;  // ways skipped for a missing feature
   std::optional<Error> refused;
-  auto try_plan = [&](StringPath path,
-                      Result<StringPlan> plan) -> std::optional<SyscallStrings> {
-    if (!plan) {
-      warn << tool << ": cannot use " << path_name(path) << ": " << plan.error().str() << "\n";
-      refused = plan.error();
-      return std::nullopt;
-    }
-    std::vector<probe::Target> targets = plan->entries;
-    for (const auto& e : exits) targets.push_back(e);
-    auto trace = TraceSession::create(tracing_dir, tool, targets, /*function_tracer=*/false, warn);
-    if (!trace) {
-      if (trace.error().err == EINTR) {
-        refused = trace.error();
+  // One way: its plan with $comm where the README lists it, and, refused
+  // so, without (kernels differ in which probes take $comm).
+  using Plan = std::function<Result<StringPlan>(bool comm)>;
+  auto try_way = [&](StringPath path, const Plan& make) -> std::optional<SyscallStrings> {
+    for (bool with_comm : {comm, false}) {
+      auto plan = make(with_comm);
+      if (!plan) {
+        warn << tool << ": cannot use " << path_name(path) << ": " << plan.error().str() << "\n";
+        refused = plan.error();
         return std::nullopt;
       }
-      warn << tool << ": " << path_name(plan->path) << " refused (" << trace.error().str()
-           << "), trying the next way\n";
+      std::vector<probe::Target> targets = plan->entries;
+      for (const auto& e : exits) targets.push_back(e);
+      auto trace = TraceSession::create(tracing_dir, tool, targets, /*function_tracer=*/false, warn);
+      if (trace) {
+        SyscallStrings s;
+        s.calls_ = have;
+        s.plan_ = std::move(*plan);
+        s.trace_.emplace(std::move(*trace));
+        return s;
+      }
       refused = trace.error();
-      return std::nullopt;
+      if (trace.error().err == EINTR) return std::nullopt;
+      if (!with_comm)
+        warn << tool << ": " << path_name(path) << " refused (" << trace.error().str()
+             << "), trying the next way\n";
     }
-    SyscallStrings s;
-    s.calls_ = have;
-    s.plan_ = std::move(*plan);
-    s.trace_.emplace(std::move(*trace));
-    return s;
+    return std::nullopt;
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
+  const bool ustring = features.has(F::kUstring);
 
   if (features.has(F::kKprobes)) {
     auto functions = probe::kernel_functions(tracing_dir);
-    Result<StringPlan> plan = functions ? plan_kprobes(have, *functions, features.has(F::kUstring), comm)
-                                        : Result<StringPlan>(functions.error());
-    if (auto s = try_plan(StringPath::kKprobe, std::move(plan))) return std::move(*s);
+    auto s = try_way(StringPath::kKprobe, [&](bool c) -> Result<StringPlan> {
+      if (!functions) return functions.error();
+      return plan_kprobes(have, *functions, ustring, c);
+    });
+    if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
     lacking.push_back(features.missing(F::kKprobes).message);
   }
   if (features.has(F::kEprobes)) {
-    if (auto s = try_plan(StringPath::kEprobe, plan_eprobes(have, features.has(F::kUstring), comm))) return std::move(*s);
+    auto s = try_way(StringPath::kEprobe, [&](bool c) -> Result<StringPlan> {
+      return plan_eprobes(have, ustring, c);
+    });
+    if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
     lacking.push_back(features.missing(F::kEprobes).message);
   }
   if (features.has(F::kUprobes)) {
-    Result<StringPlan> plan = Error{};
     auto libc = probe::resolve_library("c");
-    if (!libc) {
-      plan = libc.error();
-    } else {
-      auto functions = probe::elf_functions(*libc);
-      plan = functions ? plan_uprobes(have, *libc, *functions, comm)
-                       : Result<StringPlan>(functions.error());
-    }
-    if (auto s = try_plan(StringPath::kUprobe, std::move(plan))) return std::move(*s);
+    Result<std::vector<probe::ElfFunction>> functions =
+        libc ? probe::elf_functions(*libc) : Result<std::vector<probe::ElfFunction>>(libc.error());
+    auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
+      if (!functions) return functions.error();
+      return plan_uprobes(have, *libc, *functions, c);
+    });
+    if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
     lacking.push_back(features.missing(F::kUprobes).message);
