@@ -11,9 +11,9 @@
 
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
-#include "output/event_text.hpp"
 #include "output/snoop.hpp"
 #include "probe/match.hpp"
+#include "session/saved_comms.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
@@ -31,26 +31,16 @@ struct Snooper::Impl {
   std::optional<session::SyscallStrings> strings;
   session::FtraceCapture* capture = nullptr;
   std::optional<probe::Matcher> name, file;
-  std::unordered_map<int, std::string> cmdlines;  // saved_cmdlines, reread on a miss
+  std::optional<session::SavedComms> comms;  // when the probe could not fetch $comm
   std::vector<std::pair<uint64_t, session::SyscallCall>> batch;
   uint64_t printed = 0;
 
-  // The task name when the probe could not fetch $comm.
-  std::string comm_of(int pid) {
-    auto it = cmdlines.find(pid);
-    if (it == cmdlines.end()) {
-      if (auto t = read_file(tracing_dir + "/saved_cmdlines"))
-        cmdlines = output::parse_saved_cmdlines(*t);
-      it = cmdlines.find(pid);
-    }
-    return it == cmdlines.end() ? std::string(output::kUnknownComm) : it->second;
-  }
 
   void collect(const ftrace::Event& e) {
     auto c = strings->push(e);
     if (!c) return;
     if (o.failed_only && c->ret >= 0) return;
-    if (c->comm.empty()) c->comm = comm_of(c->tid);
+    if (c->comm.empty()) c->comm = (*comms)(c->tid);
     if (name && !(*name)(c->comm)) return;
     if (file && !(*file)(c->str)) return;
     batch.emplace_back(c->ts, std::move(*c));
@@ -95,6 +85,7 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   impl->tracing_dir = *dir;
+  impl->comms.emplace(*dir);
   auto strings = session::SyscallStrings::create(*dir, "opensnoop", open_calls(),
                                                  kernel::Features::host(), warn);
   if (!strings) return strings.error();
@@ -140,9 +131,7 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
     m.capture->flush([&](const ftrace::Event& e) { m.collect(e); });
     m.print_batch(out);
   }
-  if (uint64_t d = dropped())
-    err << "WARNING: " << d << " events lost: the kernel buffer was full"
-        << (m.o.buffered_secs ? " (try a shorter -d)" : "") << ".\n";
+  session::report_lost(err, dropped(), m.o.buffered_secs.has_value());
 }
 
 uint64_t Snooper::printed() const { return impl_->printed; }
