@@ -122,6 +122,31 @@ TEST_F(OpensnoopRuntime, EveryOpenOfAProcessWithItsDescriptor) {
   EXPECT_NE(t.r.err.find("without this C library"), std::string::npos) << t.r.err;
 }
 
+// -L: the thread (the workload's only one) by a common_pid filter.
+TEST_F(OpensnoopRuntime, ThreadFilter) {
+  auto t = trace_opens({"-L", "PID"});
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  expect_rows(t, kOpens, kFailed);
+  for (const auto& r : rows_of(t.r.out)) EXPECT_EQ(r.pid, t.pid) << r.file;
+  EXPECT_EQ(lines_of(t.r.out)[0],
+            "Tracing open()s issued by TID " + std::to_string(t.pid) + ". Ctrl-C to end.");
+}
+
+// Usage errors: exit 2, one line and the synopsis, nothing set up.
+TEST_F(OpensnoopRuntime, UsageErrors) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"-p", "1", "-n", "x"}, {"-d", "0"}, {"-p", "0"}, {"("},
+        {"-n", "a(b"}, {"a", "b"}, {"-q"}}) {
+    std::vector<std::string> argv{tool_path("opensnoop")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv);
+    EXPECT_EQ(r.exit_code, 2) << args[0] << ": " << r.err;
+    EXPECT_EQ(r.err.rfind("opensnoop: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find("USAGE: opensnoop [-htx]"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 TEST_F(OpensnoopRuntime, FailedOpensOnly) {
   auto t = trace_opens({"-x", "-p", "PID"});
   ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
