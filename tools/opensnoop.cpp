@@ -1,12 +1,13 @@
 // opensnoop: trace open() and openat() with the file name and the file
 // descriptor returned (perf-tools' opensnoop).
+#include "opensnoop/opensnoop.hpp"
+
 #include <cerrno>
 #include <iostream>
 #include <sstream>
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "opensnoop/opensnoop.hpp"
 #include "probe/match.hpp"
 #include "session/run.hpp"
 #include "tools.hpp"

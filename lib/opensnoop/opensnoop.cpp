@@ -35,7 +35,6 @@ struct Snooper::Impl {
   std::vector<std::pair<uint64_t, session::SyscallCall>> batch;
   uint64_t printed = 0;
 
-
   void collect(const ftrace::Event& e) {
     auto c = strings->push(e);
     if (!c) return;
@@ -80,8 +79,8 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
     impl->file.emplace(std::move(*m));
   }
   if (o.pid && !process_exists(*o.pid))
-    return Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {},
-                 "check the PID with ps"};
+    return Error{
+        ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   impl->tracing_dir = *dir;

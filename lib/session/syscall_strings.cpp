@@ -70,9 +70,12 @@ std::string joined(const std::vector<std::string>& v) {
 
 std::string_view path_name(StringPath p) {
   switch (p) {
-    case StringPath::kKprobe: return "kprobes";
-    case StringPath::kEprobe: return "eprobes";
-    case StringPath::kUprobe: return "uprobes";
+    case StringPath::kKprobe:
+      return "kprobes";
+    case StringPath::kEprobe:
+      return "eprobes";
+    case StringPath::kUprobe:
+      return "uprobes";
   }
   return "";
 }
@@ -83,10 +86,18 @@ std::vector<LibcWrapper> libc_wrappers(std::string_view syscall) {
   // probed is skipped. The _2 forms are the fortified (_FORTIFY_SOURCE)
   // entries; the nocancel ones are what glibc calls inside itself.
   static const std::vector<LibcWrapper> kOpens = {
-      {"open", 0},          {"open64", 0},         {"__open_2", 0},
-      {"__open64_2", 0},    {"__open_nocancel", 0}, {"__open64_nocancel", 0},
-      {"openat", 1},        {"openat64", 1},       {"__openat_2", 1},
-      {"__openat64_2", 1},  {"__openat_nocancel", 1}, {"__openat64_nocancel", 1},
+      {"open", 0},
+      {"open64", 0},
+      {"__open_2", 0},
+      {"__open64_2", 0},
+      {"__open_nocancel", 0},
+      {"__open64_nocancel", 0},
+      {"openat", 1},
+      {"openat64", 1},
+      {"__openat_2", 1},
+      {"__openat64_2", 1},
+      {"__openat_nocancel", 1},
+      {"__openat64_nocancel", 1},
   };
   if (syscall == "open" || syscall == "openat") return kOpens;
   if (syscall == "execve") return {{"execve", 0}};
@@ -139,7 +150,9 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
     used.push_back(fn);
   }
   if (p.entries.empty())
-    return Error{ENOENT, "no entry function of the system calls to kprobe", {},
+    return Error{ENOENT,
+                 "no entry function of the system calls to kprobe",
+                 {},
                  "looked for __x64_sys_NAME and sys_NAME"};
   p.how = "kprobes on " + joined(used);
   return p;
@@ -191,7 +204,9 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
     }
   }
   if (p.entries.empty())
-    return Error{ENOENT, "none of the C library's wrappers of the system calls is in " + libc, {},
+    return Error{ENOENT,
+                 "none of the C library's wrappers of the system calls is in " + libc,
+                 {},
                  "a C library other than glibc or musl?"};
   p.how = "uprobes on " + libc + " (" + joined(used) + ")";
   return p;
@@ -226,8 +241,10 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   for (auto& c : calls)
     if (exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) have.push_back(std::move(c));
   if (have.empty())
-    return Error{ENOENT, "none of the system calls has a sys_exit tracepoint",
-                 tracing_dir + "/events/syscalls", {}};
+    return Error{ENOENT,
+                 "none of the system calls has a sys_exit tracepoint",
+                 tracing_dir + "/events/syscalls",
+                 {}};
   std::vector<probe::Target> exits;
   for (const auto& c : have) {
     probe::Target t;
@@ -254,7 +271,8 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
       }
       std::vector<probe::Target> targets = plan->entries;
       for (const auto& e : exits) targets.push_back(e);
-      auto trace = TraceSession::create(tracing_dir, tool, targets, /*function_tracer=*/false, warn);
+      auto trace =
+          TraceSession::create(tracing_dir, tool, targets, /*function_tracer=*/false, warn);
       if (trace) {
         SyscallStrings s;
         s.calls_ = have;
@@ -285,9 +303,8 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
     lacking.push_back(features.missing(F::kKprobes).message);
   }
   if (features.has(F::kEprobes)) {
-    auto s = try_way(StringPath::kEprobe, [&](bool c) -> Result<StringPlan> {
-      return plan_eprobes(have, ustring, c);
-    });
+    auto s = try_way(StringPath::kEprobe,
+                     [&](bool c) -> Result<StringPlan> { return plan_eprobes(have, ustring, c); });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
@@ -309,8 +326,9 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   if (refused) return *refused;
   Error e = features.missing(F::kUprobes);
   e.message = "cannot read system call strings: " + joined(lacking);
-  e.hint = "one of them is needed: CONFIG_KPROBE_EVENTS, CONFIG_EPROBE_EVENTS (Linux 5.15) "
-           "or CONFIG_UPROBE_EVENTS";
+  e.hint =
+      "one of them is needed: CONFIG_KPROBE_EVENTS, CONFIG_EPROBE_EVENTS (Linux 5.15) "
+      "or CONFIG_UPROBE_EVENTS";
   return e;
 }
 
@@ -318,8 +336,7 @@ Status SyscallStrings::attach(tep_handle* tep) {
   by_id_.clear();
   for (const auto& ev : trace_->probes().events()) {
     tep_event* te = tep_find_event(tep, ev.id);
-    if (!te)
-      return Error{0, "no format loaded for " + ev.system + ":" + ev.event, {}, {}};
+    if (!te) return Error{0, "no format loaded for " + ev.system + ":" + ev.event, {}, {}};
     Decoded d;
     if (ev.system != "syscalls" && ev.system != "raw_syscalls") {
       auto call = call_of_event(ev.event);
@@ -337,9 +354,11 @@ Status SyscallStrings::attach(tep_handle* tep) {
       d.value = tep_find_field(te, "ret");
     }
     if (!d.value)
-      return Error{0, "event " + ev.system + ":" + ev.event + " has no field " +
-                          (d.entry ? calls_[d.call].field : std::string("ret")),
-                   {}, {}};
+      return Error{0,
+                   "event " + ev.system + ":" + ev.event + " has no field " +
+                       (d.entry ? calls_[d.call].field : std::string("ret")),
+                   {},
+                   {}};
     by_id_[ev.id] = d;
   }
   return {};

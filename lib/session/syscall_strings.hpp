@@ -92,11 +92,11 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
 
 // One completed call: the entry's string, the exit's return value.
 struct SyscallCall {
-  uint64_t ts = 0;      // the exit's time, ns
-  int tid = 0;          // the thread (common_pid)
-  size_t call = 0;      // index into the calls
-  std::string str;      // the string argument
-  std::string comm;     // the task's name at entry, "" when the probe could not say
+  uint64_t ts = 0;   // the exit's time, ns
+  int tid = 0;       // the thread (common_pid)
+  size_t call = 0;   // index into the calls
+  std::string str;   // the string argument
+  std::string comm;  // the task's name at entry, "" when the probe could not say
   int64_t ret = 0;
 };
 
@@ -127,8 +127,8 @@ class SyscallStrings {
   // features missing from each: kernel::Features::missing, never an errno),
   // or no call has an exit tracepoint.
   static Result<SyscallStrings> create(const std::string& tracing_dir, const std::string& tool,
-                                       std::vector<SyscallString> calls,
-                                       kernel::Features& features, std::ostream& warn);
+                                       std::vector<SyscallString> calls, kernel::Features& features,
+                                       std::ostream& warn);
   SyscallStrings(SyscallStrings&&) noexcept = default;
   SyscallStrings& operator=(SyscallStrings&&) = delete;
 

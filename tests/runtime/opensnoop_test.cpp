@@ -114,7 +114,8 @@ TEST_F(OpensnoopRuntime, EveryOpenOfAProcessWithItsDescriptor) {
   expect_rows(t, kOpens, kFailed);
   auto lines = lines_of(t.r.out);
   ASSERT_GE(lines.size(), 2u);
-  EXPECT_EQ(lines[0], "Tracing open()s issued by PID " + std::to_string(t.pid) + ". Ctrl-C to end.");
+  EXPECT_EQ(lines[0],
+            "Tracing open()s issued by PID " + std::to_string(t.pid) + ". Ctrl-C to end.");
   EXPECT_EQ(lines[1], "COMM             PID      FD FILE");
   // Only the process's opens.
   for (const auto& r : rows_of(t.r.out)) EXPECT_EQ(r.pid, t.pid) << r.file;
@@ -134,9 +135,13 @@ TEST_F(OpensnoopRuntime, ThreadFilter) {
 
 // Usage errors: exit 2, one line and the synopsis, nothing set up.
 TEST_F(OpensnoopRuntime, UsageErrors) {
-  for (const std::vector<std::string>& args :
-       {std::vector<std::string>{"-p", "1", "-n", "x"}, {"-d", "0"}, {"-p", "0"}, {"("},
-        {"-n", "a(b"}, {"a", "b"}, {"-q"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"-p", "1", "-n", "x"},
+                                               {"-d", "0"},
+                                               {"-p", "0"},
+                                               {"("},
+                                               {"-n", "a(b"},
+                                               {"a", "b"},
+                                               {"-q"}}) {
     std::vector<std::string> argv{tool_path("opensnoop")};
     argv.insert(argv.end(), args.begin(), args.end());
     auto r = run(argv);
@@ -167,8 +172,8 @@ TEST_F(OpensnoopRuntime, Buffered) {
   auto t = trace_opens({"-d", "3", "-p", "PID"}, "(buffered)...\n");
   ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
   expect_rows(t, kOpens, kFailed);
-  EXPECT_EQ(lines_of(t.r.out)[0],
-            "Tracing open()s issued by PID " + std::to_string(t.pid) + " for 3 seconds (buffered)...");
+  EXPECT_EQ(lines_of(t.r.out)[0], "Tracing open()s issued by PID " + std::to_string(t.pid) +
+                                      " for 3 seconds (buffered)...");
 }
 
 // With kprobes and eprobes forced off (as on this kernel anyway), the same

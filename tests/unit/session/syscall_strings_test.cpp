@@ -14,7 +14,7 @@ TEST(SyscallStringsTest, KprobeFetchBehindPtRegsOrInRegisters) {
   EXPECT_EQ(kprobe_string_fetch(0, true, false), "+0(+112(%di)):string");
   EXPECT_EQ(kprobe_string_fetch(3, true, true), "+0(+56(%di)):ustring");  // r10
   EXPECT_EQ(kprobe_string_fetch(1, false, true), "+0(%si):ustring");
-  EXPECT_EQ(kprobe_string_fetch(3, false, false), "+0(%cx):string");      // C ABI
+  EXPECT_EQ(kprobe_string_fetch(3, false, false), "+0(%cx):string");  // C ABI
   EXPECT_EQ(kprobe_string_fetch(6, true, true), "");
   EXPECT_EQ(uprobe_string_fetch(0), "+0(%di):string");
   EXPECT_EQ(uprobe_string_fetch(1), "+0(%si):string");
@@ -45,10 +45,11 @@ TEST(SyscallStringsTest, EprobePlan) {
 }
 
 TEST(SyscallStringsTest, UprobePlanOnePerAddress) {
-  std::vector<probe::ElfFunction> libc = {
-      {"open64", 0x100, 0xf7fc0, 10, 2, false}, {"open", 0x100, 0xf7fc0, 10, 2, false},
-      {"openat", 0x200, 0xf8150, 10, 2, false}, {"__open_2", 0x300, 0xf7f90, 10, 1, false},
-      {"read", 0x400, 0xf82a0, 10, 1, false}};
+  std::vector<probe::ElfFunction> libc = {{"open64", 0x100, 0xf7fc0, 10, 2, false},
+                                          {"open", 0x100, 0xf7fc0, 10, 2, false},
+                                          {"openat", 0x200, 0xf8150, 10, 2, false},
+                                          {"__open_2", 0x300, 0xf7f90, 10, 1, false},
+                                          {"read", 0x400, 0xf82a0, 10, 1, false}};
   auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, false);
   ASSERT_TRUE(plan) << plan.error().str();
   ASSERT_EQ(plan->entries.size(), 3u);
