@@ -131,6 +131,15 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
     m.print_batch(out);
   }
   session::report_lost(err, dropped(), m.o.buffered_secs.has_value());
+  // Opens whose return was seen without their entry: not printed, but
+  // said, since on the uprobe path they are what it cannot see.
+  if (uint64_t n = m.strings->unpaired())
+    err << "opensnoop: " << n << " open" << (n == 1 ? "" : "s")
+        << " returned without a file name seen"
+        << (path() == session::StringPath::kUprobe
+                ? " (made without the C library's wrappers, or begun before tracing)"
+                : " (begun before tracing, or their entry lost)")
+        << "; not printed.\n";
 }
 
 uint64_t Snooper::printed() const { return impl_->printed; }

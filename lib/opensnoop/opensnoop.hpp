@@ -51,7 +51,8 @@ class Snooper : public session::Engine {
   void poll(int timeout_ms) override;
   void stop() override;
   // Unless stdout's reader has gone: reads and prints what is left. Then
-  // reports on err the events the buffers refused.
+  // reports on err the events the buffers refused, and the opens whose
+  // return came without an entry (no file name: not printed).
   void report(std::ostream& out, std::ostream& err) override;
 
   // The column header ("COMM PID FD FILE", "TIMEs" first with -t).
