@@ -199,5 +199,19 @@ TEST_F(OpensnoopRuntime, NoWayNamesTheMissingFeatures) {
       << r.err;
 }
 
+// tracekit features says by which path opensnoop works: on this kernel the
+// uprobes, as the runs above took (kprobes forced off elsewhere).
+TEST_F(OpensnoopRuntime, FeaturesNamesThePath) {
+  auto r = run({"/usr/bin/env", "TRACEKIT_KERNEL_FEATURES=-kprobes,-eprobes", tool_path("tracekit"),
+                "features"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::string line;
+  for (const auto& l : lines_of(r.out))
+    if (l.rfind("opensnoop ", 0) == 0 && l.find(" - ") != std::string::npos) line = l;
+  EXPECT_NE(line.find("works: file names by uprobes on the C library's open wrappers"),
+            std::string::npos)
+      << r.out;
+}
+
 }  // namespace
 }  // namespace tracekit::testing
