@@ -12,6 +12,7 @@ int stacksnoop_main(int argc, char** argv);
 int tpoint_main(int argc, char** argv);
 int kprobe_main(int argc, char** argv);
 int uprobe_main(int argc, char** argv);
+int opensnoop_main(int argc, char** argv);
 int reset_tracing_main(int argc, char** argv);
 int features_main(int argc, char** argv);  // tracekit features (no symlink)
 

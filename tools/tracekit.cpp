@@ -24,6 +24,7 @@ constexpr Entry kTools[] = {
     {"tpoint", tracekit::tools::tpoint_main, "trace a tracepoint and print its events"},
     {"kprobe", tracekit::tools::kprobe_main, "trace a kernel function (kprobe) and print its events"},
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
+    {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
 };
 

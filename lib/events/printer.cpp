@@ -13,6 +13,7 @@
 
 #include "cli/signals.hpp"
 #include "output/event_text.hpp"
+#include "session/saved_comms.hpp"
 #include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
@@ -49,20 +50,12 @@ struct Printer::Impl {
   session::FtraceCapture* capture = nullptr;  // trace's reader
   symbols::KernelSymbols ksyms;
   std::unique_ptr<symbols::UserSymbols> usyms;  // with user stacks
-  std::unordered_map<int, std::string> cmdlines;  // saved_cmdlines, reread on a miss
+  std::optional<session::SavedComms> comms;
   std::optional<output::EventText> text;
   std::string header;  // the instance's trace file header, at the start
   std::vector<std::pair<uint64_t, std::string>> batch;
   uint64_t printed = 0;
 
-  std::string comm_of(int pid) {
-    auto it = cmdlines.find(pid);
-    if (it == cmdlines.end()) {
-      if (auto t = read_file(tracing_dir + "/saved_cmdlines")) cmdlines = output::parse_saved_cmdlines(*t);
-      it = cmdlines.find(pid);
-    }
-    return it == cmdlines.end() ? std::string(output::kUnknownComm) : it->second;
-  }
 
   std::ostringstream line;  // reused: one event's text at a time
 
@@ -97,6 +90,7 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->tracing_dir = tracing_dir;
+  impl->comms.emplace(tracing_dir);
   impl->out = &out;
   const bool symbols = o.stacks || o.kernel_addresses;
   if (symbols) {
@@ -127,7 +121,7 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   impl->header = header_of(impl->capture->instance().path() + "/trace");
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();
-  impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return m->comm_of(pid); },
+  impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return (*m->comms)(pid); },
                      symbols ? &impl->ksyms : nullptr, migrate,
                      o.kernel_addresses ? output::EventText::ProbeAddresses::kKernel
                      : o.user_addresses ? output::EventText::ProbeAddresses::kUser
@@ -157,9 +151,7 @@ void Printer::report(std::ostream& out, std::ostream& err) {
     m.capture->flush([&](const ftrace::Event& e) { m.collect(e); });
     m.print_batch(out);
   }
-  if (uint64_t d = dropped())
-    err << "WARNING: " << d << " events lost: the kernel buffer was full"
-        << (m.o.buffered ? " (try a shorter -d)" : "") << ".\n";
+  session::report_lost(err, dropped(), m.o.buffered);
 }
 
 uint64_t Printer::printed() const { return impl_->printed; }

@@ -91,6 +91,19 @@ std::vector<ToolUse> make_uses() {
         {"uprobes (uprobe_events) in a private instance", {F::kInstances, F::kUprobes}},
         {"uprobes (uprobe_events) at the top level (perf-tools' lock)", {F::kUprobes}}}},
       {"uprobe", "-s", {{"the userstacktrace option", {F::kUprobes}}}},
+      {"opensnoop",
+       "",
+       {{"file names by kprobes on the syscall entries, descriptors from sys_exit tracepoints",
+         {F::kKprobes, F::kSyscallTracepoints}},
+        {"file names by eprobes on sys_enter tracepoints, descriptors from sys_exit tracepoints",
+         {F::kEprobes, F::kSyscallTracepoints}},
+        {"file names by uprobes on the C library's open wrappers (misses opens without it), "
+         "descriptors from sys_exit tracepoints",
+         {F::kUprobes, F::kSyscallTracepoints}}}},
+      {"opensnoop",
+       "-p PID",
+       {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
+        {"a common_pid filter of the threads at the start", {F::kEventTracing}}}},
       {"reset-tracing", "", {{"tracefs", {F::kTracefs}}, {"debugfs's tracing", {F::kDebugfsTracing}}}},
   };
 }

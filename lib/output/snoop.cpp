@@ -42,4 +42,30 @@ void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offs
   }
 }
 
+void open_header(std::ostream& out, bool timestamps) {
+  char buf[96];
+  if (timestamps) {
+    std::snprintf(buf, sizeof buf, "%-16s ", "TIMEs");
+    out << buf;
+  }
+  std::snprintf(buf, sizeof buf, "%-16.16s %-6s %4s %s\n", "COMM", "PID", "FD", "FILE");
+  out << buf;
+}
+
+void open_event(std::ostream& out, const OpenEvent& e, bool timestamps) {
+  char buf[96];
+  if (timestamps) {
+    // Microseconds, as the kernel's trace file shows event times.
+    uint64_t us = e.ts_ns / 1000;
+    char t[40];
+    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+    std::snprintf(buf, sizeof buf, "%-16s ", t);
+    out << buf;
+  }
+  std::string comm(e.comm.substr(0, 16));
+  std::snprintf(buf, sizeof buf, "%-16.16s %-6d %4" PRId64 " ", comm.c_str(), e.pid,
+                e.fd < 0 ? int64_t{-1} : e.fd);
+  out << buf << e.file << "\n";
+}
+
 }  // namespace tracekit::output

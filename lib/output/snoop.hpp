@@ -30,4 +30,22 @@ void snoop_header(std::ostream& out, bool verbose);
 // offsets: "name+0x1f" for resolved frames.
 void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offsets);
 
+// opensnoop's lines, as perf-tools' opensnoop prints them: the task name
+// (16 characters at most), its PID (the thread's, common_pid), the file
+// descriptor (-1 for a failed open) and the file name; with timestamps, the
+// event's time in seconds first ("TIMEs"):
+//
+//   TIMEs            COMM             PID      FD FILE
+//   4345768.332626   cat              25640     3 /etc/ld.so.cache
+struct OpenEvent {
+  uint64_t ts_ns = 0;
+  std::string_view comm;
+  int pid = 0;
+  int64_t fd = 0;  // the return value: negative for an error
+  std::string_view file;
+};
+
+void open_header(std::ostream& out, bool timestamps);
+void open_event(std::ostream& out, const OpenEvent& e, bool timestamps);
+
 }  // namespace tracekit::output

@@ -201,6 +201,7 @@ Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) 
       out = user_targets(spec, *match, opts);
       break;
     case Kind::kUsdt:
+    case Kind::kEventProbe:
       break;
   }
   if (out && out->size() > opts.max_probes) {

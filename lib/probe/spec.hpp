@@ -28,7 +28,9 @@
 
 namespace tracekit::probe {
 
-enum class Kind { kKernel, kKernelReturn, kTracepoint, kUser, kUserReturn, kUsdt };
+// kEventProbe: an eprobe on a tracepoint (system, event), made by tools
+// (no spec names one).
+enum class Kind { kKernel, kKernelReturn, kTracepoint, kUser, kUserReturn, kUsdt, kEventProbe };
 
 struct Spec {
   Kind kind = Kind::kKernel;
@@ -52,7 +54,7 @@ Result<void> check_patterns(const Spec& spec, bool regex);
 struct Target {
   Kind kind = Kind::kKernel;
   std::string function;  // kernel function or user symbol
-  std::string system;    // tracepoint system
+  std::string system;    // tracepoint system (an event probe's: the attached one's)
   std::string event;     // tracepoint event
   std::string path;      // user probes: the resolved file
   uint64_t offset = 0;   // user probes: file offset of the function

@@ -107,6 +107,12 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
                               t.event_name.empty() ? t.function : t.event_name, *args));
         break;
       }
+      case probe::Kind::kEventProbe: {
+        auto g = group();
+        if (!g) return g.error();
+        keep(t, (*g)->name(), (*g)->add_eprobe(t.system, t.event, t.event_name, t.fetchargs));
+        break;
+      }
       case probe::Kind::kUsdt:
         return Error{0, "USDT probes (u:) are not supported yet", {},
                      "probe the function instead (lib:func)"};

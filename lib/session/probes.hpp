@@ -1,6 +1,7 @@
 // The kernel side of a run's probe targets: tracepoints as they are, kernel
 // functions as kprobes (or, on kernels without kprobes, functions for the
-// function tracer), user functions as uprobes, created in the run's own probe
+// function tracer), user functions as uprobes, event probes (eprobes) on
+// tracepoints as tools ask for them, created in the run's own probe
 // group and removed when this object is destroyed. Destroy whatever reads the
 // events (an instance, perf events) first: an enabled probe cannot be removed.
 #pragma once

@@ -37,6 +37,12 @@ RunOptions summary(const std::string& header, bool folded) {
   return o;
 }
 
+void report_lost(std::ostream& err, uint64_t lost, bool buffered) {
+  if (lost)
+    err << "WARNING: " << lost << " events lost: the kernel buffer was full"
+        << (buffered ? " (try a shorter -d)" : "") << ".\n";
+}
+
 int run(Engine& e, const RunOptions& o) {
   cli::install_stop_handlers();
   if (!o.header.empty()) std::cout << o.header << std::flush;

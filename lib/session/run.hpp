@@ -17,6 +17,7 @@
 // teardown) undoes what the run created in the kernel.
 #pragma once
 
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -75,6 +76,10 @@ struct RunOptions {
 // A bcc summary tool's run (profile, offcputime, stackcount): the header
 // line unless folded, a blank line before each report unless folded.
 RunOptions summary(const std::string& header, bool folded);
+
+// "WARNING: N events lost: the kernel buffer was full." (with "(try a
+// shorter -d)" in buffered mode) on err, when lost is not 0.
+void report_lost(std::ostream& err, uint64_t lost, bool buffered);
 
 // Runs engine e (already tracing) as o says and returns the tool's exit
 // code: 0, also after a stop signal; a failed write to stdout is reported

@@ -141,9 +141,7 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
   if (uint64_t n = unprinted(cli::output_written()))
     err << "stacksnoop: " << n << " of the " << read() << " events read were not printed"
         << (cli::output_error() == EPIPE ? ": stdout was closed" : "") << ".\n";
-  if (uint64_t d = dropped())
-    err << "WARNING: " << d << " events lost: the kernel buffer was full"
-        << (m.o.buffered_secs ? " (try a shorter -d)" : "") << ".\n";
+  session::report_lost(err, dropped(), m.o.buffered_secs.has_value());
 }
 
 uint64_t Snooper::dropped() const { return impl_->capture->reader().dropped(); }

@@ -168,4 +168,15 @@ Result<std::string> ProbeGroup::add_uprobe(const std::string& path, uint64_t off
   return add(file, is_return ? 'r' : 'p', probe_name(base), path + ":" + off, fetchargs);
 }
 
+Result<std::string> ProbeGroup::add_eprobe(const std::string& system, const std::string& attached,
+                                           const std::string& event_hint,
+                                           const std::string& fetchargs) {
+  if (!exists(top_ + "/dynamic_events"))
+    return Error{0, "this kernel has no dynamic_events: no event probes", {},
+                 "Linux 5.15 with CONFIG_EPROBE_EVENTS brings them"};
+  return add(top_ + "/dynamic_events", 'e',
+             probe_name(event_hint.empty() ? "e_" + attached : event_hint),
+             system + "." + attached, fetchargs);
+}
+
 }  // namespace tracekit::tracefs

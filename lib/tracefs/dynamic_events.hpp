@@ -61,6 +61,15 @@ class ProbeGroup {
   Result<std::string> add_uprobe(const std::string& path, uint64_t offset, bool is_return,
                                  const std::string& event_hint, const std::string& fetchargs = "");
 
+  // Adds an event probe on an existing event ("e:<group>/<event>
+  // <system>.<attached> <fetchargs>", dynamic_events only: eprobes came
+  // after it) and returns the event name (event_hint made valid and unique,
+  // "e_<attached>" when empty). fetchargs name the attached event's fields
+  // as $field. Error: no dynamic_events, or the kernel's refusal (a kernel
+  // without CONFIG_EPROBE_EVENTS refuses with EINVAL and no error_log line).
+  Result<std::string> add_eprobe(const std::string& system, const std::string& attached,
+                                 const std::string& event_hint, const std::string& fetchargs);
+
   // The events created so far, in order.
   const std::vector<std::string>& events() const { return events_; }
 

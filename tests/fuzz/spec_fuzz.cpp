@@ -34,6 +34,9 @@ TRACEKIT_FUZZ_TARGET(spec) {
       FUZZ_CHECK(s->library.find(':') == std::string::npos);
       FUZZ_CHECK(s->pattern.find(':') == std::string::npos);
       break;
+    case Kind::kEventProbe:
+      FUZZ_CHECK(false);  // made by tools, never parsed from a spec
+      break;
     case Kind::kUsdt:
       FUZZ_CHECK(!s->library.empty());
       FUZZ_CHECK(s->library.find(':') == std::string::npos);

@@ -84,6 +84,44 @@ TEST(ToolPathsTest, OldKernelFallbacks) {
   EXPECT_EQ(v.way->path, "perf's own clock, read from the records");
 }
 
+// opensnoop's file names: kprobes, else eprobes, else uprobes on libc; a
+// fake tree with all three, features forced off one by one.
+TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
+  tracefs::FakeTree t;
+  t.put("kprobe_events", "");
+  t.put("uprobe_events", "");
+  t.put("dynamic_events", "");
+  t.put("events/syscalls/sys_exit_openat/format", "name: sys_exit_openat\n");
+  auto host = [&](std::vector<F> off) {
+    Probe p;
+    std::string dir = t.dir();
+    p.tracing_dir = [dir] { return dir; };
+    p.tracefs_filesystem = [] { return true; };
+    p.debugfs_tracing = [] { return true; };
+    p.perf_accepts = [](F) { return true; };
+    p.eprobe_works = [](const std::string&) { return true; };
+    p.function_tracer_works = [](const std::string&) { return false; };
+    return Features(p, off);
+  };
+  const auto& u = use("opensnoop", "");
+  auto all = host({});
+  auto v = judge(u, all);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path.substr(0, 24), "file names by kprobes on");
+  auto no_kprobes = host({F::kKprobes});
+  v = judge(u, no_kprobes);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path.substr(0, 24), "file names by eprobes on");
+  auto here = host({F::kKprobes, F::kEprobes});
+  v = judge(u, here);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path.substr(0, 24), "file names by uprobes on");
+  auto none = host({F::kKprobes, F::kEprobes, F::kUprobes});
+  v = judge(u, none);
+  EXPECT_FALSE(v.way);
+  EXPECT_EQ(v.missing, (std::vector<F>{F::kKprobes}));
+}
+
 TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {
   for (const auto& u : tool_uses()) {
     EXPECT_FALSE(u.tool.empty());

@@ -40,5 +40,23 @@ TEST(OutputSnoopTest, LongCommIsCutAtTwelve) {
   EXPECT_EQ(out.str(), "1.000000000        a_very_long_ 1      0   \n");
 }
 
+// perf-tools' opensnoop columns: COMM cut at 16, -1 for any failure.
+TEST(OutputSnoopTest, OpenRows) {
+  std::ostringstream out;
+  open_header(out, false);
+  open_event(out, {0, "cat", 25640, 3, "/etc/ld.so.cache"}, false);
+  open_event(out, {0, "a_very_long_command_name", 7, -2, "/nope"}, false);
+  EXPECT_EQ(out.str(),
+            "COMM             PID      FD FILE\n"
+            "cat              25640     3 /etc/ld.so.cache\n"
+            "a_very_long_comm 7        -1 /nope\n");
+  std::ostringstream timed;
+  open_header(timed, true);
+  open_event(timed, {4345768332626999ull, "cat", 1, 12, "f"}, true);
+  EXPECT_EQ(timed.str(),
+            "TIMEs            COMM             PID      FD FILE\n"
+            "4345768.332626   cat              1        12 f\n");
+}
+
 }  // namespace
 }  // namespace tracekit::output

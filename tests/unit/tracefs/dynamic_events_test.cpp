@@ -46,6 +46,34 @@ TEST(TracefsProbeGroupTest, OpenNeedsEventsDir) {
   EXPECT_EQ(r.error().err, ENOENT);
 }
 
+// Event probes go to dynamic_events ("e:", the attached event as
+// SYSTEM.EVENT), and need it.
+TEST(TracefsProbeGroupTest, EventProbes) {
+  FakeTree t;
+  std::string g;
+  {
+    auto r = ProbeGroup::open(t.dir());
+    ASSERT_TRUE(r);
+    auto none = r->add_eprobe("syscalls", "sys_enter_openat", "", "");
+    ASSERT_FALSE(none);
+    EXPECT_NE(none.error().message.find("dynamic_events"), std::string::npos);
+  }
+  t.put("dynamic_events", "");
+  {
+    auto r = ProbeGroup::open(t.dir());
+    ASSERT_TRUE(r);
+    g = r->name();
+    auto e = r->add_eprobe("syscalls", "sys_enter_openat", "c0_openat",
+                           "filename=+0($filename):ustring");
+    ASSERT_TRUE(e) << e.error().str();
+    EXPECT_EQ(*e, "c0_openat");
+  }
+  EXPECT_EQ(t.get("dynamic_events"), "e:" + g +
+                                         "/c0_openat syscalls.sys_enter_openat "
+                                         "filename=+0($filename):ustring\n-:" +
+                                         g + "/c0_openat\n");
+}
+
 TEST(TracefsProbeGroupTest, UprobesGoToUprobeEventsAndAreRemovedNewestFirst) {
   FakeTree t;
   t.put("uprobe_events", "");

@@ -1,0 +1,383 @@
+// How this works: each way (kprobes, eprobes, uprobes) is planned as a list
+// of entry-probe targets whose string fetch argument is named after the
+// syscall's field, and whose event name starts "c<N>_" (N: the call's
+// index), so that the events Probes created can be told apart whatever
+// suffix the group gave them. The calls' sys_exit tracepoints are added to
+// the same targets, and the whole is one TraceSession. Decoding looks up an
+// event's id: an entry's string field (a __data_loc string in probe
+// records) and, where the probe fetched it, $comm, are kept for its thread;
+// an exit's "ret" completes the thread's call.
+#include "session/syscall_strings.hpp"
+
+#include <sys/stat.h>
+#include <traceevent/event-parse.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <functional>
+#include <ostream>
+
+#include "util/strings.hpp"
+
+namespace tracekit::session {
+
+namespace {
+
+bool exists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0;
+}
+
+std::string event_prefix(size_t call) { return "c" + std::to_string(call) + "_"; }
+
+// The call index of an entry event named "c<N>_...", or nullopt.
+std::optional<size_t> call_of_event(std::string_view event) {
+  if (event.size() < 3 || event[0] != 'c') return std::nullopt;
+  auto us = event.find('_');
+  if (us == std::string_view::npos) return std::nullopt;
+  auto n = parse_int<unsigned>(event.substr(1, us - 1));
+  if (!n) return std::nullopt;
+  return *n;
+}
+
+// A char[] or __data_loc string field of a raw record, up to its first NUL.
+std::string field_string(const tep_format_field* f, std::span<const uint8_t> d) {
+  if (!f) return {};
+  size_t off = static_cast<size_t>(f->offset), len = static_cast<size_t>(f->size);
+  if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+    if (off + 4 > d.size()) return {};
+    uint32_t loc;
+    std::memcpy(&loc, d.data() + off, 4);
+    size_t at = loc & 0xffff;
+    if (f->flags & TEP_FIELD_IS_RELATIVE) at += off + static_cast<size_t>(f->size);
+    off = at;
+    len = loc >> 16;
+  }
+  if (off >= d.size()) return {};
+  len = std::min(len, d.size() - off);
+  std::string_view s(reinterpret_cast<const char*>(d.data()) + off, len);
+  return std::string(s.substr(0, s.find('\0')));
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+std::string_view path_name(StringPath p) {
+  switch (p) {
+    case StringPath::kKprobe:
+      return "kprobes";
+    case StringPath::kEprobe:
+      return "eprobes";
+    case StringPath::kUprobe:
+      return "uprobes";
+  }
+  return "";
+}
+
+std::vector<LibcWrapper> libc_wrappers(std::string_view syscall) {
+  // glibc's open() makes openat (since 2.26), musl's makes open: each
+  // wrapper is listed under both, and a symbol at an address already
+  // probed is skipped. The _2 forms are the fortified (_FORTIFY_SOURCE)
+  // entries; the nocancel ones are what glibc calls inside itself.
+  static const std::vector<LibcWrapper> kOpens = {
+      {"open", 0},
+      {"open64", 0},
+      {"__open_2", 0},
+      {"__open64_2", 0},
+      {"__open_nocancel", 0},
+      {"__open64_nocancel", 0},
+      {"openat", 1},
+      {"openat64", 1},
+      {"__openat_2", 1},
+      {"__openat64_2", 1},
+      {"__openat_nocancel", 1},
+      {"__openat64_nocancel", 1},
+  };
+  if (syscall == "open" || syscall == "openat") return kOpens;
+  if (syscall == "execve") return {{"execve", 0}};
+  if (syscall == "execveat") return {{"execveat", 1}};
+  return {};
+}
+
+std::string kprobe_string_fetch(int arg, bool pt_regs, bool ustring) {
+  // struct pt_regs (x86_64): the offsets of di, si, dx, r10, r8, r9, the
+  // syscall's argument registers; without the wrapper, sys_<name> is a C
+  // function: di, si, dx, cx, r8, r9.
+  static constexpr int kRegsOffset[] = {112, 104, 96, 56, 72, 64};
+  static constexpr const char* kCRegs[] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
+  if (arg < 0 || arg > 5) return {};
+  const char* type = ustring ? ":ustring" : ":string";
+  if (pt_regs) return "+0(+" + std::to_string(kRegsOffset[arg]) + "(%di))" + type;
+  return std::string("+0(") + kCRegs[arg] + ")" + type;
+}
+
+std::string uprobe_string_fetch(int arg) {
+  static constexpr const char* kCRegs[] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
+  if (arg < 0 || arg > 5) return {};
+  return std::string("+0(") + kCRegs[arg] + "):string";
+}
+
+Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
+                                const std::vector<std::string>& kernel_functions, bool ustring,
+                                bool comm) {
+  StringPlan p;
+  p.path = StringPath::kKprobe;
+  std::vector<std::string> used;
+  auto has = [&](const std::string& f) {
+    return std::binary_search(kernel_functions.begin(), kernel_functions.end(), f);
+  };
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    std::string fn = "__x64_sys_" + c.name;
+    bool pt_regs = has(fn);
+    if (!pt_regs) {
+      fn = "sys_" + c.name;
+      if (!has(fn)) continue;
+    }
+    probe::Target t;
+    t.kind = probe::Kind::kKernel;
+    t.function = fn;
+    t.event_name = event_prefix(i) + c.name;
+    t.fetchargs = c.field + "=" + kprobe_string_fetch(c.arg, pt_regs, ustring);
+    if (comm) t.fetchargs += " comm=$comm";
+    p.entries.push_back(std::move(t));
+    used.push_back(fn);
+  }
+  if (p.entries.empty())
+    return Error{ENOENT,
+                 "no entry function of the system calls to kprobe",
+                 {},
+                 "looked for __x64_sys_NAME and sys_NAME"};
+  p.how = "kprobes on " + joined(used);
+  return p;
+}
+
+StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, bool comm) {
+  StringPlan p;
+  p.path = StringPath::kEprobe;
+  std::vector<std::string> used;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = calls[i];
+    probe::Target t;
+    t.kind = probe::Kind::kEventProbe;
+    t.system = "syscalls";
+    t.event = "sys_enter_" + c.name;
+    t.event_name = event_prefix(i) + c.name;
+    t.fetchargs = c.field + "=+0($" + c.field + ")" + (ustring ? ":ustring" : ":string");
+    if (comm) t.fetchargs += " comm=$comm";
+    used.push_back("syscalls:" + t.event);
+    p.entries.push_back(std::move(t));
+  }
+  p.how = "eprobes on " + joined(used);
+  return p;
+}
+
+Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
+                                const std::vector<probe::ElfFunction>& functions, bool comm) {
+  StringPlan p;
+  p.path = StringPath::kUprobe;
+  std::vector<uint64_t> offsets;
+  std::vector<std::string> used;
+  for (size_t i = 0; i < calls.size(); ++i) {
+    for (const auto& w : libc_wrappers(calls[i].name)) {
+      auto f = std::find_if(functions.begin(), functions.end(),
+                            [&](const probe::ElfFunction& e) { return e.name == w.symbol; });
+      if (f == functions.end() || f->ifunc) continue;
+      if (std::find(offsets.begin(), offsets.end(), f->file_offset) != offsets.end()) continue;
+      offsets.push_back(f->file_offset);
+      probe::Target t;
+      t.kind = probe::Kind::kUser;
+      t.function = f->name;
+      t.path = libc;
+      t.offset = f->file_offset;
+      t.event_name = event_prefix(i) + f->name;
+      t.fetchargs = calls[i].field + "=" + uprobe_string_fetch(w.arg);
+      if (comm) t.fetchargs += " comm=$comm";
+      p.entries.push_back(std::move(t));
+      used.push_back(f->name);
+    }
+  }
+  if (p.entries.empty())
+    return Error{ENOENT,
+                 "none of the C library's wrappers of the system calls is in " + libc,
+                 {},
+                 "a C library other than glibc or musl?"};
+  p.how = "uprobes on " + libc + " (" + joined(used) + ")";
+  return p;
+}
+
+void CallPairing::entry(int tid, size_t call, std::string str, std::string comm) {
+  pending_[tid] = Pending{call, std::move(str), std::move(comm)};
+}
+
+std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) {
+  auto it = pending_.find(tid);
+  if (it == pending_.end()) return std::nullopt;
+  SyscallCall c;
+  c.ts = ts;
+  c.tid = tid;
+  c.call = it->second.call;
+  c.str = std::move(it->second.str);
+  c.comm = std::move(it->second.comm);
+  c.ret = ret;
+  pending_.erase(it);
+  return c;
+}
+
+Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
+                                              const std::string& tool,
+                                              std::vector<SyscallString> calls,
+                                              kernel::Features& features, std::ostream& warn) {
+  using F = kernel::Feature;
+  if (!features.has(F::kSyscallTracepoints)) return features.missing(F::kSyscallTracepoints);
+  // The calls this kernel has an exit tracepoint of (no open on arm64).
+  std::vector<SyscallString> have;
+  for (auto& c : calls)
+    if (exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) have.push_back(std::move(c));
+  if (have.empty())
+    return Error{ENOENT,
+                 "none of the system calls has a sys_exit tracepoint",
+                 tracing_dir + "/events/syscalls",
+                 {}};
+  std::vector<probe::Target> exits;
+  for (const auto& c : have) {
+    probe::Target t;
+    t.kind = probe::Kind::kTracepoint;
+    t.system = "syscalls";
+    t.event = "sys_exit_" + c.name;
+    exits.push_back(std::move(t));
+  }
+  auto readme = read_file(tracing_dir + "/README");
+  const bool comm = readme && readme->find("$comm") != std::string::npos;
+
+  std::vector<std::string> lacking;  // ways skipped for a missing feature
+  std::optional<Error> refused;
+  // One way: its plan with $comm where the README lists it, and, refused
+  // so, without (kernels differ in which probes take $comm).
+  using Plan = std::function<Result<StringPlan>(bool comm)>;
+  auto try_way = [&](StringPath path, const Plan& make) -> std::optional<SyscallStrings> {
+    for (bool with_comm : {comm, false}) {
+      auto plan = make(with_comm);
+      if (!plan) {
+        warn << tool << ": cannot use " << path_name(path) << ": " << plan.error().str() << "\n";
+        refused = plan.error();
+        return std::nullopt;
+      }
+      std::vector<probe::Target> targets = plan->entries;
+      for (const auto& e : exits) targets.push_back(e);
+      auto trace =
+          TraceSession::create(tracing_dir, tool, targets, /*function_tracer=*/false, warn);
+      if (trace) {
+        SyscallStrings s;
+        s.calls_ = have;
+        s.plan_ = std::move(*plan);
+        s.trace_.emplace(std::move(*trace));
+        return s;
+      }
+      refused = trace.error();
+      if (trace.error().err == EINTR) return std::nullopt;
+      if (!with_comm)
+        warn << tool << ": " << path_name(path) << " refused (" << trace.error().str()
+             << "), trying the next way\n";
+    }
+    return std::nullopt;
+  };
+  auto interrupted = [&] { return refused && refused->err == EINTR; };
+  const bool ustring = features.has(F::kUstring);
+
+  if (features.has(F::kKprobes)) {
+    auto functions = probe::kernel_functions(tracing_dir);
+    auto s = try_way(StringPath::kKprobe, [&](bool c) -> Result<StringPlan> {
+      if (!functions) return functions.error();
+      return plan_kprobes(have, *functions, ustring, c);
+    });
+    if (s) return std::move(*s);
+    if (interrupted()) return *refused;
+  } else {
+    lacking.push_back(features.missing(F::kKprobes).message);
+  }
+  if (features.has(F::kEprobes)) {
+    auto s = try_way(StringPath::kEprobe,
+                     [&](bool c) -> Result<StringPlan> { return plan_eprobes(have, ustring, c); });
+    if (s) return std::move(*s);
+    if (interrupted()) return *refused;
+  } else {
+    lacking.push_back(features.missing(F::kEprobes).message);
+  }
+  if (features.has(F::kUprobes)) {
+    auto libc = probe::resolve_library("c");
+    Result<std::vector<probe::ElfFunction>> functions =
+        libc ? probe::elf_functions(*libc) : Result<std::vector<probe::ElfFunction>>(libc.error());
+    auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
+      if (!functions) return functions.error();
+      return plan_uprobes(have, *libc, *functions, c);
+    });
+    if (s) return std::move(*s);
+    if (interrupted()) return *refused;
+  } else {
+    lacking.push_back(features.missing(F::kUprobes).message);
+  }
+  if (refused) return *refused;
+  Error e = features.missing(F::kUprobes);
+  e.message = "cannot read system call strings: " + joined(lacking);
+  e.hint =
+      "one of them is needed: CONFIG_KPROBE_EVENTS, CONFIG_EPROBE_EVENTS (Linux 5.15) "
+      "or CONFIG_UPROBE_EVENTS";
+  return e;
+}
+
+Status SyscallStrings::attach(tep_handle* tep) {
+  by_id_.clear();
+  for (const auto& ev : trace_->probes().events()) {
+    tep_event* te = tep_find_event(tep, ev.id);
+    if (!te) return Error{0, "no format loaded for " + ev.system + ":" + ev.event, {}, {}};
+    Decoded d;
+    if (ev.system != "syscalls" && ev.system != "raw_syscalls") {
+      auto call = call_of_event(ev.event);
+      if (!call || *call >= calls_.size()) continue;
+      d.entry = true;
+      d.call = *call;
+      d.value = tep_find_field(te, calls_[*call].field.c_str());
+      d.comm = tep_find_field(te, "comm");
+    } else {
+      auto it = std::find_if(calls_.begin(), calls_.end(), [&](const SyscallString& c) {
+        return ev.event == "sys_exit_" + c.name;
+      });
+      if (it == calls_.end()) continue;
+      d.call = static_cast<size_t>(it - calls_.begin());
+      d.value = tep_find_field(te, "ret");
+    }
+    if (!d.value)
+      return Error{0,
+                   "event " + ev.system + ":" + ev.event + " has no field " +
+                       (d.entry ? calls_[d.call].field : std::string("ret")),
+                   {},
+                   {}};
+    by_id_[ev.id] = d;
+  }
+  return {};
+}
+
+std::optional<SyscallCall> SyscallStrings::push(const ftrace::Event& e) {
+  auto it = by_id_.find(e.type);
+  if (it == by_id_.end()) return std::nullopt;
+  const Decoded& d = it->second;
+  if (d.entry) {
+    pairing_.entry(e.pid, d.call, field_string(d.value, e.data), field_string(d.comm, e.data));
+    return std::nullopt;
+  }
+  unsigned long long v = 0;
+  if (tep_read_number_field(const_cast<tep_format_field*>(d.value), e.data.data(), &v) != 0)
+    return std::nullopt;
+  auto c = pairing_.exit(e.pid, e.ts, static_cast<int64_t>(v));
+  if (!c) ++unpaired_;
+  return c;
+}
+
+}  // namespace tracekit::session

@@ -1,0 +1,47 @@
+/*
+ * opens: opens a file of its own a known number of times, and a missing one,
+ * through the C library's wrappers, after a "go": for opensnoop tests.
+ *
+ *   opens [N [M]]  N opens of /tmp/tracekit-opens.PID (created at start,
+ *                  removed at exit), every other one by open(), the others
+ *                  by openat(AT_FDCWD, ...), each closed again, so that each
+ *                  returns the same descriptor; then M opens of
+ *                  /tmp/tracekit-opens.PID.missing, which fail (ENOENT).
+ *                  Defaults: N 97, M 13.
+ * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), opens, prints
+ * "fd FD" (the descriptor the opens returned) and "done", then sleeps until
+ * killed. The file is removed once the opens are done (or when they fail).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "workload.h"
+
+int main(int argc, char** argv) {
+  long n = argc > 1 ? atol(argv[1]) : 97;
+  long m = argc > 2 ? atol(argv[2]) : 13;
+  char path[64], missing[80];
+  snprintf(path, sizeof path, "/tmp/tracekit-opens.%d", (int)getpid());
+  snprintf(missing, sizeof missing, "%s.missing", path);
+  int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+  if (fd < 0) return 1;
+  close(fd);
+  if (ready_then_wait_for_go_signal() != 0) return unlink(path), 1;
+  int first = -1;
+  for (long i = 0; i < n; i++) {
+    fd = i % 2 ? openat(AT_FDCWD, path, O_RDONLY) : open(path, O_RDONLY);
+    if (fd < 0 || (first >= 0 && fd != first)) return unlink(path), 1;
+    first = fd;
+    close(fd);
+  }
+  unlink(path);
+  for (long i = 0; i < m; i++)
+    if (open(missing, O_RDONLY) >= 0 || errno != ENOENT) return 1;
+  printf("fd %d\ndone\n", first);
+  fflush(stdout);
+  for (;;) pause();
+}

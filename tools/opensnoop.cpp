@@ -1,0 +1,101 @@
+// opensnoop: trace open() and openat() with the file name and the file
+// descriptor returned (perf-tools' opensnoop).
+#include "opensnoop/opensnoop.hpp"
+
+#include <cerrno>
+#include <iostream>
+#include <sstream>
+
+#include "cli/command.hpp"
+#include "cli/signals.hpp"
+#include "probe/match.hpp"
+#include "session/run.hpp"
+#include "tools.hpp"
+
+namespace tracekit::tools {
+
+namespace {
+
+std::optional<int> parse(int argc, char** argv, opensnoop::Options& o) {
+  int pid = 0, tid = 0;
+  double secs = 0;
+  std::optional<std::string> file;
+  cli::Command cmd("opensnoop", "[-htx] [-d secs] [-p PID] [-L TID] [-n name] [filename]");
+  cmd.option("d", &secs, "seconds", "trace duration, and use buffers")
+      .option("n", &o.name, "name", "process name to match on open (a regex)")
+      .option("p", &pid, "PID", "PID to match on open")
+      .option("L", &tid, "TID", "thread ID to match on open")
+      .flag("t", &o.timestamps, "include time (seconds)")
+      .flag("x", &o.failed_only, "only show failed opens")
+      .positional("filename", &file, "match filename (partials, REs, ok)")
+      .example("opensnoop", "watch open()s live (unbuffered)")
+      .example("opensnoop -d 1", "trace 1 sec (buffered)")
+      .example("opensnoop -p 181", "trace open()s by PID 181 only")
+      .example("opensnoop -x", "failed open()s only")
+      .example("opensnoop conf", "trace filenames containing \"conf\"")
+      .example("opensnoop 'log$'", "filenames ending in \"log\"");
+  if (auto code = cmd.parse(argc, argv)) return code;
+  if (cmd.given("p")) {
+    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
+    o.pid = pid;
+  }
+  if (cmd.given("L")) {
+    if (tid <= 0) return cmd.usage_error("invalid TID " + std::to_string(tid));
+    o.tid = tid;
+  }
+  if (cmd.given("p") + cmd.given("L") + cmd.given("n") > 1)
+    return cmd.usage_error("use at most one of -p, -n, -L");
+  if (cmd.given("n") && o.name.empty()) return cmd.usage_error("-n needs a name");
+  o.filename = file.value_or("");
+  for (const auto* re : {&o.name, &o.filename})
+    if (!re->empty())
+      if (auto m = probe::Matcher::make(*re, /*regex=*/true); !m)
+        return cmd.usage_error(m.error().str());
+  if (cmd.given("d")) {
+    if (!(secs > 0)) return cmd.usage_error("-d needs a positive number of seconds");
+    o.buffered_secs = secs;
+  }
+  return std::nullopt;
+}
+
+// perf-tools' header: "Tracing open()s issued by PID 181 for filenames
+// containing "conf". Ctrl-C to end."
+std::string header(const opensnoop::Options& o) {
+  std::ostringstream h;
+  h << "Tracing open()s";
+  if (o.pid) h << " issued by PID " << *o.pid;
+  if (o.tid) h << " issued by TID " << *o.tid;
+  if (!o.name.empty()) h << " issued by process name \"" << o.name << "\"";
+  if (!o.filename.empty()) h << " for filenames containing \"" << o.filename << "\"";
+  if (o.buffered_secs)
+    h << " for " << *o.buffered_secs << " seconds (buffered)...\n";
+  else
+    h << ". Ctrl-C to end.\n";
+  return h.str();
+}
+
+}  // namespace
+
+int opensnoop_main(int argc, char** argv) {
+  opensnoop::Options o;
+  if (auto code = parse(argc, argv, o)) return *code;
+
+  cli::install_stop_handlers();
+  auto snooper = opensnoop::Snooper::start(o, std::cout, std::cerr);
+  if (!snooper) {
+    if (snooper.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
+    std::cerr << "opensnoop: " << snooper.error().str() << "\n";
+    return cli::kExitFailure;
+  }
+  session::RunOptions r;
+  r.prints_events = true;
+  r.header = header(o) + snooper->header();
+  r.after_report = "\nEnding tracing...\n";
+  if (o.buffered_secs) {
+    r.buffered = true;
+    r.duration = o.buffered_secs;
+  }
+  return session::run(*snooper, r);
+}
+
+}  // namespace tracekit::tools
