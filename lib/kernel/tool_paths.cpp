@@ -49,7 +49,7 @@ std::vector<ToolUse> make_uses() {
        {{"perf sched_switch samples, switch-ins from context-switch records",
          perf_stacks({F::kContextSwitch})},
         {"perf sched_switch samples, switch-ins from their next_pid "
-         "(a switch the tracepoint misses loses that period)",
+         "(one the tracepoint misses: the first sched_wakeup)",
          perf_stacks()}}},
       {"offcputime",
        "event order",

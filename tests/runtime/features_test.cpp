@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness.hpp"
+#include "kernel/feature.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::testing {
@@ -62,7 +63,7 @@ TEST_F(FeaturesRuntime, AnswersMatchThisHost) {
   for (const char* f : {"perf_events", "context_switch", "use_clockid", "mmap2", "comm_exec",
                         "sample_max_stack", "exclude_callchain", "perf_event_max_stack"})
     EXPECT_EQ(s[f], "yes") << f;
-  EXPECT_EQ(s.size(), 28u + 1) << r.out;  // and the header line
+  EXPECT_EQ(s.size(), kernel::feature_table().size() + 1) << r.out;  // and the header line
   EXPECT_NE(tool_line(r.out, "profile", "-").find("works: "), std::string::npos) << r.out;
   EXPECT_NE(tool_line(r.out, "uprobe", "-").find("works: "), std::string::npos) << r.out;
   if (s["kprobes"] == "no") {
@@ -77,17 +78,31 @@ TEST_F(FeaturesRuntime, ForcedOffFeaturesAndTheToolsThatNeedThem) {
   auto s = feature_states(r.out);
   EXPECT_EQ(s["context_switch"], "off");
   EXPECT_EQ(s["instances"], "off");
-  EXPECT_NE(tool_line(r.out, "offcputime", "-").find("no: needs context_switch"),
+  // Their fallbacks: switch-ins from sched_switch, the top level.
+  EXPECT_NE(tool_line(r.out, "offcputime", "-").find("works: perf sched_switch samples, "
+                                                     "switch-ins from their next_pid"),
             std::string::npos)
       << r.out;
-  EXPECT_NE(tool_line(r.out, "tpoint", "-").find("no: needs instances"), std::string::npos);
+  EXPECT_NE(tool_line(r.out, "tpoint", "-").find("works: events at the top level"),
+            std::string::npos)
+      << r.out;
+  auto none = run({"/usr/bin/env", "TRACEKIT_KERNEL_FEATURES=-event_tracing,-perf_events",
+                   tool_path("tracekit"), "features"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_NE(tool_line(none.out, "tpoint", "-").find("no: needs event_tracing"), std::string::npos)
+      << none.out;
+  EXPECT_NE(tool_line(none.out, "offcputime", "-").find("no: needs perf_events"),
+            std::string::npos)
+      << none.out;
 
   auto json = run({"/usr/bin/env", "TRACEKIT_KERNEL_FEATURES=-context_switch",
                    tool_path("tracekit"), "features", "--json"});
   ASSERT_EQ(json.exit_code, 0) << json.err;
   EXPECT_NE(json.out.find("{\"name\": \"context_switch\", \"state\": \"off\""), std::string::npos)
       << json.out;
-  EXPECT_NE(json.out.find("\"missing\": [\"context_switch\"]"), std::string::npos);
+  EXPECT_NE(json.out.find("\"path\": \"perf sched_switch samples, switch-ins from their next_pid"),
+            std::string::npos)
+      << json.out;
 
   auto bad = run({"/usr/bin/env", "TRACEKIT_KERNEL_FEATURES=-no_such", tool_path("tracekit"),
                   "features"});
