@@ -327,7 +327,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   // records are side-band and not filtered. A perf tracepoint event takes
   // one filter for its life (ftrace_profile_set_filter() refuses a second
   // with EEXIST): set once, before anything else shares the rings.
-  std::string filter = o.tid   ? tracefs::thread_filter("prev_pid", {*o.tid})
+  std::string filter = o.tid   ? tracefs::equals_any("prev_pid", {*o.tid})
                        : o.pid ? kNeverFilter
                                : "prev_pid != 0";
   if (auto st = t->events->set_filter(filter); !st) return st.error();
