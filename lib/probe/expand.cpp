@@ -88,32 +88,40 @@ bool has_syscall_tracepoints(const ExpandOptions& opts, const std::string& traci
 bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 // syscalls:* without syscall tracepoints: the syscalls libseccomp knows,
-// each a target that raw_syscalls traces. A name without wildcards that
-// libseccomp does not know is an error, not zero matches: the event may
-// well exist, only its number is unknown.
+// each a target that raw_syscalls traces (wildcards match libseccomp's
+// names, syscall(2)'s: sys_enter_stat, not the kernel's sys_enter_newstat).
+// A name without wildcards that libseccomp does not know is an error, not
+// zero matches: the event may well exist, only its number is unknown.
 Result<std::vector<Target>> raw_syscall_targets(const Spec& spec, const Matcher& match,
                                                 const ExpandOptions& opts) {
   std::vector<Target> out;
-  if (!opts.regex && spec.category == syscalls::kSystem && !is_glob(spec.pattern)) {
+  auto target = [&](const std::string& event, int nr) {
+    Target t;
+    t.kind = Kind::kTracepoint;
+    t.system = std::string(syscalls::kSystem);
+    t.event = event;
+    t.syscall_nr = nr;
+    out.push_back(std::move(t));
+  };
+  // An exact name: the kernel's own names too (sys_enter_newuname), which
+  // the list of libseccomp's names below does not hold.
+  if (!opts.regex && !is_glob(spec.pattern)) {
     auto raw = syscalls::to_raw(spec.pattern);
-    if (!raw) {
-      Error e = raw.error();
-      e.message = "cannot trace " + spec.category + ":" + spec.pattern + ": " + e.message;
-      return e;
+    if (raw) {
+      target(spec.pattern, raw->nr);
+      return out;
     }
+    if (spec.category != syscalls::kSystem) return out;
+    Error e = raw.error();
+    e.message = "cannot trace " + spec.category + ":" + spec.pattern + ": " + e.message;
+    return e;
   }
   StopCheck stopped(opts);
   for (const std::string& event : syscalls::event_names()) {
     if (stopped()) return interrupted(spec);
     if (!match(event)) continue;
     auto raw = syscalls::to_raw(event);
-    if (!raw) continue;
-    Target t;
-    t.kind = Kind::kTracepoint;
-    t.system = std::string(syscalls::kSystem);
-    t.event = event;
-    t.syscall_nr = raw->nr;
-    out.push_back(std::move(t));
+    if (raw) target(event, raw->nr);
   }
   return out;
 }

@@ -1,6 +1,7 @@
 #include "syscalls/raw.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "kernel/feature.hpp"
 #include "syscalls/table.hpp"
@@ -12,6 +13,32 @@ namespace {
 
 constexpr std::string_view kEnterPrefix = "sys_enter_";
 constexpr std::string_view kExitPrefix = "sys_exit_";
+
+// Event names are the kernel's SYSCALL_DEFINE names, libseccomp's are those
+// of syscall(2); where they differ, the event's syscall by its syscall(2)
+// name. Not a table of numbers: libseccomp still gives those. first: the
+// kernel's name means the other syscall even where libseccomp knows it
+// (i386's "umount" is the old one-argument umount, while the kernel's
+// sys_enter_umount is umount2 everywhere); otherwise the alias applies only
+// to a name libseccomp does not know (i386 has a sendfile64 of its own).
+struct Alias {
+  std::string_view kernel, syscall;
+  bool first;
+};
+constexpr Alias kAliases[] = {
+    {"newstat", "stat", false},   {"newlstat", "lstat", false},
+    {"newfstat", "fstat", false}, {"newuname", "uname", false},
+    {"sendfile64", "sendfile", false}, {"umount", "umount2", true},
+};
+
+std::optional<int> number_of_event_name(std::string_view name) {
+  for (const Alias& a : kAliases)
+    if (a.first && a.kernel == name) return number(a.syscall);
+  if (auto nr = number(name)) return nr;
+  for (const Alias& a : kAliases)
+    if (a.kernel == name) return number(a.syscall);
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -29,7 +56,7 @@ Result<RawEvent> to_raw(std::string_view event) {
     return Error{0, "\"" + std::string(event) + "\" is not a syscall event", {},
                  "syscall events are sys_enter_NAME and sys_exit_NAME"};
   }
-  auto nr = name.empty() ? std::nullopt : number(name);
+  auto nr = name.empty() ? std::nullopt : number_of_event_name(name);
   if (!nr)
     return Error{0,
                  "no system call named \"" + std::string(name) +

@@ -30,7 +30,9 @@ struct RawEvent {
 std::string_view raw_event(bool exit);
 
 // The raw event and number of syscalls:event ("sys_enter_getppid" ->
-// {enter, 110} on x86-64). Error (no errno): event is not sys_enter_NAME or
+// {enter, 110} on x86-64). NAME is the kernel's (newstat, newuname,
+// sendfile64, umount) or syscall(2)'s (stat, uname, sendfile, umount2).
+// Error (no errno): event is not sys_enter_NAME or
 // sys_exit_NAME, or libseccomp knows no syscall NAME on this architecture
 // (the message names it and says why its number is needed).
 Result<RawEvent> to_raw(std::string_view event);

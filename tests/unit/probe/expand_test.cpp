@@ -156,6 +156,12 @@ TEST_F(ProbeExpandTest, SyscallsWithoutSyscallTracepoints) {
   EXPECT_EQ(unknown.error().err, 0);
   EXPECT_NE(unknown.error().message.find("no_such_call"), std::string::npos)
       << unknown.error().message;
+  // The kernel's own name of a syscall, exactly: its syscall(2) number.
+  auto uname = raw("t:syscalls:sys_enter_newuname");
+  ASSERT_TRUE(uname) << uname.error().str();
+  ASSERT_EQ(uname->size(), 1u);
+  EXPECT_EQ((*uname)[0].event, "sys_enter_newuname");
+  EXPECT_EQ((*uname)[0].syscall_nr, SYS_uname);
   // A wildcard that matches nothing is zero matches, as anywhere.
   auto none = raw("t:syscalls:sys_enter_no_such*");
   ASSERT_TRUE(none);

@@ -47,6 +47,15 @@ TEST(RawSyscalls, EventsToRawEventsAndIds) {
       {"sys_exit_getppid", true, SYS_getppid},
       {"sys_enter_read", false, SYS_read},
       {"sys_exit_openat", true, SYS_openat},
+      // The kernel's names where they are not syscall(2)'s.
+#if defined(SYS_stat) && defined(SYS_fstat)  // not on arm64
+      {"sys_enter_newstat", false, SYS_stat},
+      {"sys_enter_newfstat", false, SYS_fstat},
+#endif
+      {"sys_exit_newuname", true, SYS_uname},
+      {"sys_enter_sendfile64", false, SYS_sendfile},
+      {"sys_enter_umount", false, SYS_umount2},
+      {"sys_enter_umount2", false, SYS_umount2},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.event);
