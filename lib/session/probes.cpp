@@ -77,8 +77,10 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
     if (t.kind != probe::Kind::kTracepoint) continue;
     if (t.syscall_nr >= 0) {
       auto raw = syscalls::to_raw(t.event);
-      if (raw) raw_nrs[raw->exit].push_back(t.syscall_nr);
-      else fail(t, raw.error());
+      if (raw)
+        raw_nrs[raw->exit].push_back(t.syscall_nr);
+      else
+        fail(t, raw.error());
     } else if (t.system == raw_system) {
       for (bool exit : {false, true})
         if (t.event == syscalls::raw_event(exit)) raw_target[exit] = true;
