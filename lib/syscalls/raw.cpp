@@ -62,7 +62,7 @@ Result<RawEvent> to_raw(std::string_view event) {
                  "no system call named \"" + std::string(name) +
                      "\" on this architecture (libseccomp knows none)",
                  {},
-                 "this kernel has no syscall tracepoints, and raw_syscalls needs the number; "
+                 "without syscall tracepoints, raw_syscalls traces a syscall by its number; "
                  "names are as in syscall(2)"};
   r.nr = *nr;
   return r;
