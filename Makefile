@@ -34,7 +34,7 @@ WARN      := -Wall -Wextra -Werror
 CPPFLAGS  += -Ilib -MMD -MP $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
-LDLIBS    := -lboost_program_options -ltraceevent -lre2 -ldw -lelf -lpthread
+LDLIBS    := -lboost_program_options -ltraceevent -lre2 -ldw -lelf -lseccomp -lpthread
 TEST_LIBS := -lgtest -lgmock -lpthread
 
 # lib/static/: link-time support of the static binary only (see static).

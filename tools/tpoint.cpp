@@ -7,8 +7,10 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "events/tool.hpp"
+#include "kernel/features.hpp"
 #include "probe/spec.hpp"
 #include "session/trace_session.hpp"
+#include "syscalls/raw.hpp"
 #include "tools.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
@@ -17,15 +19,25 @@ namespace tracekit::tools {
 
 namespace {
 
-// tpoint -l [glob]: "category:event" lines, as available_events lists them.
+// tpoint -l [glob]: "category:event" lines, as available_events lists them;
+// without syscall tracepoints, the syscalls:* events tpoint traces through
+// raw_syscalls instead of the kernel's (none, or forced off).
 int list(const std::string& dir, const std::string& glob) {
   auto text = read_file(dir + "/available_events");
   if (!text) return events::fail("tpoint", text.error());
+  const bool raw = !kernel::Features::host().has(kernel::Feature::kSyscallTracepoints);
+  const std::string syscalls_prefix = std::string(syscalls::kSystem) + ":";
+  auto print = [&](const std::string& l) {
+    if (glob.empty() || fnmatch(glob.c_str(), l.c_str(), 0) == 0) std::cout << l << "\n";
+  };
   for (auto line : split(*text, '\n')) {
     if (line.empty()) continue;
     std::string l(line);
-    if (glob.empty() || fnmatch(glob.c_str(), l.c_str(), 0) == 0) std::cout << l << "\n";
+    if (raw && l.rfind(syscalls_prefix, 0) == 0) continue;
+    print(l);
   }
+  if (raw)
+    for (const std::string& event : syscalls::event_names()) print(syscalls_prefix + event);
   return cli::kExitOk;
 }
 

@@ -126,7 +126,7 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
                      o.kernel_addresses ? output::EventText::ProbeAddresses::kKernel
                      : o.user_addresses ? output::EventText::ProbeAddresses::kUser
                                         : output::EventText::ProbeAddresses::kAsFormatted,
-                     impl->usyms.get());
+                     impl->usyms.get(), impl->trace->probes().raw_syscalls());
   return Printer(std::move(impl));
 }
 

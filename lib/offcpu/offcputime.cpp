@@ -353,7 +353,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   // space.
   std::string filter;
   if (t->switch_records)
-    filter = o.tid ? tracefs::thread_filter("prev_pid", {*o.tid}) : o.pid ? kNeverFilter : "prev_pid != 0";
+    filter = o.tid ? tracefs::equals_any("prev_pid", {*o.tid}) : o.pid ? kNeverFilter : "prev_pid != 0";
   else if (o.tid)
     filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
   if (!filter.empty())

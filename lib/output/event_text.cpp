@@ -9,6 +9,7 @@
 
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
+#include "syscalls/raw.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::output {
@@ -73,13 +74,15 @@ void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
                      const symbols::KernelSymbols* ksyms, bool migrate_column,
-                     ProbeAddresses probes, symbols::UserSymbols* usyms)
+                     ProbeAddresses probes, symbols::UserSymbols* usyms,
+                     bool raw_syscalls_named)
     : tep_(tep),
       comm_of_(std::move(comm_of)),
       ksyms_(ksyms),
       usyms_(usyms),
       migrate_(migrate_column),
-      probes_(probes) {}
+      probes_(probes),
+      raw_syscalls_named_(raw_syscalls_named) {}
 
 std::string_view EventText::comm(int pid) {
   if (pid == 0) return "<idle>";
@@ -132,6 +135,21 @@ std::optional<std::string> syscall_text(tep_event* ev, const ftrace::Event& e) {
   return out + ")";
 }
 
+// The syscalls:* name a raw_syscalls record stands for ("sys_enter_getppid",
+// by its id), or nullopt for any other event.
+std::optional<std::string> raw_syscall_name(tep_event* ev, const ftrace::Event& e) {
+  if (!ev->system || std::string_view(ev->system) != syscalls::kRawSystem || !ev->name)
+    return std::nullopt;
+  std::string_view name(ev->name);
+  if (name != syscalls::raw_event(false) && name != syscalls::raw_event(true)) return std::nullopt;
+  tep_format_field* id = tep_find_field(ev, "id");
+  unsigned long long v = 0;
+  if (!id || static_cast<size_t>(id->offset) + static_cast<size_t>(id->size) > e.data.size() ||
+      tep_read_number_field(id, e.data.data(), &v) != 0)
+    return std::nullopt;
+  return syscalls::event_name(name == syscalls::raw_event(true), static_cast<long>(v));
+}
+
 }  // namespace
 
 std::string EventText::info(const ftrace::Event& e) const {
@@ -145,9 +163,15 @@ std::string EventText::info(const ftrace::Event& e) const {
   rec.size = static_cast<int>(e.data.size());
   trace_seq s;
   trace_seq_init(&s);
-  tep_print_event(tep_, &s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
+  std::optional<std::string> named;
+  if (raw_syscalls_named_) named = raw_syscall_name(ev, e);
+  if (named)  // (tep_print_event's arguments are TEP_PRINT_* codes, not text)
+    tep_print_event(tep_, &s, &rec, "%s", TEP_PRINT_INFO);
+  else
+    tep_print_event(tep_, &s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
   trace_seq_terminate(&s);
-  std::string out(s.buffer, s.len);
+  std::string out = named ? *named + ": " : std::string();
+  out.append(s.buffer, s.len);
   trace_seq_destroy(&s);
   const bool probe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
   if (probe && probes_ == ProbeAddresses::kKernel && ksyms_)

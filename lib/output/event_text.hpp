@@ -66,10 +66,14 @@ class EventText {
   // migrate_column: see latency_flags. usyms: for user stack frames (in
   // the process of the user_stack record's tgid); may be null (addresses
   // are printed), not owned.
+  // raw_syscalls_named: raw_syscalls:sys_enter/sys_exit records stand for
+  // syscalls:* events (kernels without syscall tracepoints): their name
+  // column is the syscall event's ("sys_enter_getppid", by the record's id),
+  // the rest the raw record as the kernel prints it ("NR 110 (0, ...)").
   EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
             const symbols::KernelSymbols* ksyms, bool migrate_column,
             ProbeAddresses probes = ProbeAddresses::kAsFormatted,
-            symbols::UserSymbols* usyms = nullptr);
+            symbols::UserSymbols* usyms = nullptr, bool raw_syscalls_named = false);
 
   // The event's line, and its stacks' entries when it has them.
   void print(std::ostream& out, const ftrace::Event& e);
@@ -89,6 +93,7 @@ class EventText {
   symbols::UserSymbols* usyms_;
   bool migrate_;
   ProbeAddresses probes_;
+  bool raw_syscalls_named_;
   std::unordered_map<int, std::string> comms_;
 };
 

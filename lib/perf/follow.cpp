@@ -45,12 +45,15 @@ Result<FollowedThreads> follow_threads(
 }
 
 Result<FollowedThreads> follow_process(PerCpuEvents& events,
-                                       const std::vector<perf_event_attr>& attrs, int pid) {
+                                       const std::vector<perf_event_attr>& attrs, int pid,
+                                       const std::vector<std::string>& filters) {
   return follow_threads(
       pid, [pid] { return threads_of(pid); },
       [&](int tid, std::vector<uint64_t>* ids) -> Status {
-        for (const auto& a : attrs)
-          if (auto st = events.add(a, tid, ids); !st) return st;
+        for (size_t i = 0; i < attrs.size(); ++i)
+          if (auto st = events.add(attrs[i], tid, ids, i < filters.size() ? filters[i] : "");
+              !st)
+            return st;
         return {};
       });
 }

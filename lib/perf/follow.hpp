@@ -28,6 +28,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -72,8 +73,11 @@ Result<FollowedThreads> follow_threads(
 // PERF_SAMPLE_ID in sample_type for duplicate() to work; events are left
 // as attr.disabled says (enable them with events.enable(), which reaches
 // the inherited copies too: the ioctl applies to an event and its
-// children). Error: as follow_threads().
+// children). filters, when given, holds a filter per attr ("" for none),
+// set on each event as it opens (the inherited copies use their parent's).
+// Error: as follow_threads().
 Result<FollowedThreads> follow_process(PerCpuEvents& events,
-                                       const std::vector<perf_event_attr>& attrs, int pid);
+                                       const std::vector<perf_event_attr>& attrs, int pid,
+                                       const std::vector<std::string>& filters = {});
 
 }  // namespace tracekit::perf

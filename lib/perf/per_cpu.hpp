@@ -20,9 +20,12 @@ class PerCpuEvents {
  public:
   // Opens attr on every CPU in cpus (for pid, -1 = all processes) and maps a
   // ring of ring_pages data pages for each. The events start disabled when
-  // attr.disabled is set. Error: the first failure, naming the CPU.
+  // attr.disabled is set. A filter (tracepoints: PERF_EVENT_IOC_SET_FILTER,
+  // which an event takes once for its life) is set on each as it opens.
+  // Error: the first failure, naming the CPU.
   static Result<PerCpuEvents> open(const perf_event_attr& attr, const std::vector<int>& cpus,
-                                   pid_t pid = -1, size_t ring_pages = 64);
+                                   pid_t pid = -1, size_t ring_pages = 64,
+                                   const std::string& filter = "");
 
   PerCpuEvents(PerCpuEvents&&) noexcept = default;
   PerCpuEvents& operator=(PerCpuEvents&&) noexcept = default;
@@ -32,14 +35,16 @@ class PerCpuEvents {
   // ring per CPU. attr must have the same sample_type as the first, so that
   // records decode alike. Control operations below apply to it too. When
   // ids is given, the id of each event opened (PERF_EVENT_IOC_ID: what
-  // PERF_SAMPLE_ID reports) is appended to it. On error the events opened
-  // before the failure stay (a task that exited leaves dead events, which
-  // write nothing).
-  Status add(const perf_event_attr& attr, pid_t pid = -1, std::vector<uint64_t>* ids = nullptr);
+  // PERF_SAMPLE_ID reports) is appended to it. A filter is set on each as
+  // open() sets it. On error the events opened before the failure stay (a
+  // task that exited leaves dead events, which write nothing).
+  Status add(const perf_event_attr& attr, pid_t pid = -1, std::vector<uint64_t>* ids = nullptr,
+             const std::string& filter = "");
 
   Status enable();
   Status disable();
-  // PERF_EVENT_IOC_SET_FILTER on every event (tracepoint filters).
+  // PERF_EVENT_IOC_SET_FILTER on every event (tracepoint filters; an event
+  // that has one refuses another).
   Status set_filter(const std::string& filter);
 
   // Blocks until a ring has data to read, a signal arrives, or timeout_ms

@@ -27,9 +27,11 @@
 #include <vector>
 
 #include "cli/signals.hpp"
+#include "kernel/features.hpp"
 #include "probe/match.hpp"
 #include "probe/spec.hpp"
 #include "symbols/symbol.hpp"
+#include "syscalls/raw.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::probe {
@@ -74,12 +76,72 @@ Result<std::vector<Target>> kernel_targets(const Spec& spec, const Matcher& matc
   return out;  // kernel_functions is sorted and unique already
 }
 
+// Whether tracing_dir's kernel has syscalls:* tracepoints (not forced off).
+bool has_syscall_tracepoints(const ExpandOptions& opts, const std::string& tracing_dir) {
+  if (opts.syscall_tracepoints) return *opts.syscall_tracepoints;
+  kernel::Probe probe;
+  probe.tracing_dir = [tracing_dir] { return tracing_dir; };
+  return kernel::Features(probe, kernel::forced_features())
+      .has(kernel::Feature::kSyscallTracepoints);
+}
+
+bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
+
+// syscalls:* without syscall tracepoints: the syscalls libseccomp knows,
+// each a target that raw_syscalls traces (wildcards match libseccomp's
+// names, syscall(2)'s: sys_enter_stat, not the kernel's sys_enter_newstat).
+// A name without wildcards that libseccomp does not know is an error, not
+// zero matches: the event may well exist, only its number is unknown.
+Result<std::vector<Target>> raw_syscall_targets(const Spec& spec, const Matcher& match,
+                                                const ExpandOptions& opts) {
+  std::vector<Target> out;
+  auto target = [&](const std::string& event, int nr) {
+    Target t;
+    t.kind = Kind::kTracepoint;
+    t.system = std::string(syscalls::kSystem);
+    t.event = event;
+    t.syscall_nr = nr;
+    out.push_back(std::move(t));
+  };
+  // An exact name: the kernel's own names too (sys_enter_newuname), which
+  // the list of libseccomp's names below does not hold.
+  if (!opts.regex && !is_glob(spec.pattern)) {
+    auto raw = syscalls::to_raw(spec.pattern);
+    if (raw) {
+      target(spec.pattern, raw->nr);
+      return out;
+    }
+    if (spec.category != syscalls::kSystem) return out;
+    Error e = raw.error();
+    e.message = "cannot trace " + spec.category + ":" + spec.pattern + ": " + e.message;
+    return e;
+  }
+  StopCheck stopped(opts);
+  for (const std::string& event : syscalls::event_names()) {
+    if (stopped()) return interrupted(spec);
+    if (!match(event)) continue;
+    auto raw = syscalls::to_raw(event);
+    if (raw) target(event, raw->nr);
+  }
+  return out;
+}
+
 Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& match,
                                                const ExpandOptions& opts) {
   auto category = Matcher::make(spec.category, opts.regex);
   if (!category) return category.error();
   auto dir = tracing_dir_of(opts);
   if (!dir) return dir.error();
+  // Kernels without syscall tracepoints (or with them forced off, when
+  // events/syscalls is there but must not be used).
+  const bool raw_syscalls =
+      (*category)(std::string(syscalls::kSystem)) && !has_syscall_tracepoints(opts, *dir);
+  std::vector<Target> out;
+  if (raw_syscalls) {
+    auto raw = raw_syscall_targets(spec, match, opts);
+    if (!raw) return raw.error();
+    out = std::move(*raw);
+  }
   namespace fs = std::filesystem;
   fs::path events = fs::path(*dir) / "events";
   std::error_code ec;
@@ -90,12 +152,12 @@ Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& 
     return e;
   }
   StopCheck stopped(opts);
-  std::vector<Target> out;
   for (const fs::directory_entry& sys : systems) {
     if (stopped()) return interrupted(spec);
     std::string system = sys.path().filename().string();
     // events/ also holds files: enable, header_page, header_event.
     if (!sys.is_directory(ec) || !(*category)(system)) continue;
+    if (raw_syscalls && system == syscalls::kSystem) continue;
     for (const fs::directory_entry& ev : fs::directory_iterator(sys.path(), ec)) {
       if (stopped()) return interrupted(spec);
       std::string event = ev.path().filename().string();

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -62,6 +63,10 @@ struct Target {
   // and the fetch arguments, as the kernel takes them.
   std::string event_name;
   std::string fetchargs;
+  // syscalls:sys_enter_NAME / sys_exit_NAME on a kernel without syscall
+  // tracepoints: the syscall number, traced as raw_syscalls with an id filter
+  // (syscalls/raw.hpp); -1 otherwise.
+  int syscall_nr = -1;
 };
 
 struct ExpandOptions {
@@ -71,6 +76,11 @@ struct ExpandOptions {
   // Asked between names; true ends the expansion with an EINTR error.
   // Empty: cli::stop_requested(), so that Ctrl-C ends a long expansion.
   std::function<bool()> stopped;
+  // Whether the kernel has syscalls:* tracepoints; nullopt: as
+  // kernel::Feature::kSyscallTracepoints is probed, on tracing_dir. Without
+  // them, syscalls:* specs match the syscalls libseccomp knows (targets with
+  // syscall_nr set), and an exact name it does not know is an error.
+  std::optional<bool> syscall_tracepoints;
 };
 
 // What spec names on this machine, sorted (functions by name, then offset;
@@ -83,7 +93,9 @@ struct ExpandOptions {
 // ("USDT probes are not supported yet"), a pattern check_patterns rejects, a
 // library that cannot be found, a file that is not ELF, more than
 // max_probes matches (hint: narrow the pattern), stopped() turning true
-// (err EINTR, "interrupted").
+// (err EINTR, "interrupted"); without syscall tracepoints, a
+// "t:syscalls:sys_enter_NAME" (no wildcard) whose NAME libseccomp does not
+// know (no errno; the message names it).
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts);
 
 // Library resolution as bcc does it: a name with a '/' is a path (must be

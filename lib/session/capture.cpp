@@ -7,6 +7,7 @@
 
 #include "kernel/features.hpp"
 #include "perf/process_events.hpp"
+#include "syscalls/raw.hpp"
 #include "tracefs/filter.hpp"
 #include "util/proc.hpp"
 
@@ -17,7 +18,7 @@ namespace {
 // "f" with " if " prefix for triggers, or "".
 std::string tid_filter(const std::vector<int>& tids) {
   if (tids.empty() || tids.size() > kMaxFilterThreads) return "";
-  return tracefs::thread_filter("common_pid", tids);
+  return tracefs::equals_any("common_pid", tids);
 }
 
 std::string cpu_mask(int cpu) {
@@ -181,12 +182,18 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     if (auto st = in.set_option("userstacktrace", true); !st) return st.error();
   }
   for (const auto& e : probes.events()) {
-    if (!filter.empty())
-      if (auto st = in.set_filter(e.system, e.event, filter); !st) return st.error();
+    // A raw_syscalls stand-in's id filter first: the event is the syscalls'.
+    const std::string f = tracefs::join_filters(e.filter, filter);
+    if (!f.empty())
+      if (auto st = in.set_filter(e.system, e.event, f); !st) {
+        Error err = st.error();
+        if (!e.syscalls.empty() && !o.filter.empty()) err.hint = syscalls::filter_hint(e.event);
+        return err;
+      }
     // The trigger first, so that no event is recorded without its stack.
     // An event filter does not gate triggers: the trigger repeats it.
     if (o.stacks && !stack_option) {
-      std::string trigger = filter.empty() ? "stacktrace" : "stacktrace if " + filter;
+      std::string trigger = f.empty() ? "stacktrace" : "stacktrace if " + f;
       if (auto st = in.add_trigger(e.system, e.event, trigger); !st) return st.error();
     }
     if (auto st = in.enable_event(e.system, e.event); !st) return st.error();
@@ -245,7 +252,11 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     cpus = *online;
   }
   std::vector<perf_event_attr> attrs;
+  // Each event's filter, set once at open: a perf tracepoint event takes one
+  // filter for its life (ftrace_profile_set_filter() refuses a second).
+  std::vector<std::string> filters;
   for (const auto& e : probes.events()) {
+    filters.push_back(tracefs::join_filters(e.filter, o.filter));
     perf_event_attr a{};
     a.type = PERF_TYPE_TRACEPOINT;
     a.config = static_cast<uint64_t>(e.id);
@@ -275,16 +286,16 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
       ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), false), cpus, -1, 256);
     if (!ev) return ev.error();
     c.events_.emplace(std::move(*ev));
-    auto followed = perf::follow_process(*c.events_, attrs, *o.pid);
+    auto followed = perf::follow_process(*c.events_, attrs, *o.pid, filters);
     if (!followed) return followed.error();
     c.followed_ = std::move(*followed);
     return c;
   }
-  auto ev = perf::PerCpuEvents::open(attrs.front(), cpus, -1, 256);
+  auto ev = perf::PerCpuEvents::open(attrs.front(), cpus, -1, 256, filters.front());
   if (!ev) return ev.error();
   c.events_.emplace(std::move(*ev));
   for (size_t i = 1; i < attrs.size(); ++i)
-    if (auto st = c.events_->add(attrs[i]); !st) return st.error();
+    if (auto st = c.events_->add(attrs[i], -1, nullptr, filters[i]); !st) return st.error();
   return c;
 }
 

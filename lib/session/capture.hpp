@@ -59,7 +59,7 @@ struct CaptureOptions {
   // kernel walks user frame pointers, at most 8 frames).
   bool user_stacks = false;
   // A filter (the kernel's event filter syntax) for every probe event; it
-  // gates their stacks too.
+  // gates their stacks too. Joined with an event's own (TraceEvent::filter).
   std::string filter;
 };
 

@@ -7,6 +7,7 @@
 #include "kernel/feature.hpp"
 #include "kernel/features.hpp"
 #include "probe/definition.hpp"
+#include "syscalls/raw.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::session {
@@ -24,6 +25,17 @@ Result<int> event_id(const std::string& tracing_dir, const std::string& system,
 }
 
 }  // namespace
+
+size_t Probes::size() const {
+  size_t n = functions_.size();
+  for (const auto& e : events_) n += e.syscalls.empty() ? 1 : e.syscalls.size();
+  return n;
+}
+
+bool Probes::raw_syscalls() const {
+  return std::any_of(events_.begin(), events_.end(),
+                     [](const TraceEvent& e) { return !e.syscalls.empty(); });
+}
 
 std::vector<std::string> Probes::systems() const {
   std::vector<std::string> s;
@@ -55,15 +67,56 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
     if (!ev) return fail(t, ev.error());
     auto id = event_id(tracing_dir, system, *ev);
     if (!id) return fail(t, id.error());
-    p.events_.push_back({system, *ev, *id});
+    p.events_.push_back({system, *ev, *id, {}, {}});
   };
+
+  // syscalls:* through raw_syscalls: the numbers of each side, and whether
+  // the side's raw event is a target of its own.
+  std::vector<int> raw_nrs[2];
+  bool raw_target[2] = {false, false};
+  const std::string raw_system(syscalls::kRawSystem);
+  for (const auto& t : targets) {
+    if (t.kind != probe::Kind::kTracepoint) continue;
+    if (t.syscall_nr >= 0) {
+      auto raw = syscalls::to_raw(t.event);
+      if (raw)
+        raw_nrs[raw->exit].push_back(t.syscall_nr);
+      else
+        fail(t, raw.error());
+    } else if (t.system == raw_system) {
+      for (bool exit : {false, true})
+        if (t.event == syscalls::raw_event(exit)) raw_target[exit] = true;
+    }
+  }
+  for (bool exit : {false, true}) {
+    if (raw_nrs[exit].empty()) continue;
+    const std::string event(syscalls::raw_event(exit));
+    if (raw_target[exit]) {
+      p.skipped_.push_back("syscalls:" + std::string(exit ? "sys_exit_*" : "sys_enter_*") + ": " +
+                           raw_system + ":" + event +
+                           " stands for them on this kernel, and is traced whole already");
+      continue;
+    }
+    auto id = event_id(tracing_dir, raw_system, event);
+    if (!id) {
+      if (!first_error) first_error = id.error();
+      p.skipped_.push_back(raw_system + ":" + event + ": " + id.error().str());
+      continue;
+    }
+    TraceEvent e{raw_system, event, *id, raw_nrs[exit], {}};
+    std::sort(e.syscalls.begin(), e.syscalls.end());
+    e.syscalls.erase(std::unique(e.syscalls.begin(), e.syscalls.end()), e.syscalls.end());
+    e.filter = syscalls::id_filter(e.syscalls);
+    p.events_.push_back(std::move(e));
+  }
 
   for (const auto& t : targets) {
     switch (t.kind) {
       case probe::Kind::kTracepoint: {
+        if (t.syscall_nr >= 0) break;  // above
         auto id = event_id(tracing_dir, t.system, t.event);
         if (id)
-          p.events_.push_back({t.system, t.event, *id});
+          p.events_.push_back({t.system, t.event, *id, {}, {}});
         else
           fail(t, id.error());
         break;

@@ -20,12 +20,22 @@ namespace tracekit::session {
 struct TraceEvent {
   std::string system, event;
   int id = -1;  // events/<system>/<event>/id
+  // raw_syscalls:sys_enter/sys_exit standing for syscalls:* events (kernels
+  // without syscall tracepoints; syscalls/raw.hpp): the syscall numbers, and
+  // the filter the event needs for them ("id == 110"), to be joined with any
+  // other filter. Empty for every other event.
+  std::vector<int> syscalls;
+  std::string filter;
 };
 
 class Probes {
  public:
   // function_tracer: kernel function entries may fall back to the function
-  // tracer when the kernel has no kprobes (kretprobes cannot). Targets that
+  // tracer when the kernel has no kprobes (kretprobes cannot). Targets with
+  // a syscall_nr (syscalls:* on a kernel without syscall tracepoints) become
+  // one raw_syscalls:sys_enter and one sys_exit event at most, with an id
+  // filter; they are skipped when raw_syscalls:sys_enter (or sys_exit) is a
+  // target itself, which an event filter would narrow. Targets that
   // the kernel refuses are skipped when there are several (a glob), with the
   // reason in skipped(); an error when none can be probed.
   static Result<Probes> create(const std::string& tracing_dir,
@@ -37,7 +47,10 @@ class Probes {
   const std::vector<TraceEvent>& events() const { return events_; }
   // Kernel functions for the function tracer (kprobes missing).
   const std::vector<std::string>& functions() const { return functions_; }
-  size_t size() const { return events_.size() + functions_.size(); }
+  // How many targets are traced: a raw_syscalls event counts its syscalls.
+  size_t size() const;
+  // Whether some syscalls:* targets are traced through raw_syscalls.
+  bool raw_syscalls() const;
   const std::vector<std::string>& skipped() const { return skipped_; }
   // The event systems to load formats for (tracepoint systems, the group).
   std::vector<std::string> systems() const;

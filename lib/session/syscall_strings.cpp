@@ -18,6 +18,7 @@
 #include <functional>
 #include <ostream>
 
+#include "syscalls/raw.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::session {
@@ -235,22 +236,35 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
                                               std::vector<SyscallString> calls,
                                               kernel::Features& features, std::ostream& warn) {
   using F = kernel::Feature;
-  if (!features.has(F::kSyscallTracepoints)) return features.missing(F::kSyscallTracepoints);
-  // The calls this kernel has an exit tracepoint of (no open on arm64).
+  // The calls this kernel has an exit tracepoint of (no open on arm64); on
+  // kernels without syscall tracepoints, those libseccomp has a number of
+  // (raw_syscalls:sys_exit with an id filter stands for them).
+  const bool tracepoints = features.has(F::kSyscallTracepoints);
   std::vector<SyscallString> have;
-  for (auto& c : calls)
-    if (exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) have.push_back(std::move(c));
+  std::vector<int> nrs;
+  for (auto& c : calls) {
+    if (tracepoints) {
+      if (!exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) continue;
+      nrs.push_back(-1);
+    } else {
+      auto raw = syscalls::to_raw("sys_exit_" + c.name);
+      if (!raw) continue;
+      nrs.push_back(raw->nr);
+    }
+    have.push_back(std::move(c));
+  }
   if (have.empty())
     return Error{ENOENT,
                  "none of the system calls has a sys_exit tracepoint",
                  tracing_dir + "/events/syscalls",
                  {}};
   std::vector<probe::Target> exits;
-  for (const auto& c : have) {
+  for (size_t i = 0; i < have.size(); ++i) {
     probe::Target t;
     t.kind = probe::Kind::kTracepoint;
     t.system = "syscalls";
-    t.event = "sys_exit_" + c.name;
+    t.event = "sys_exit_" + have[i].name;
+    t.syscall_nr = nrs[i];
     exits.push_back(std::move(t));
   }
   auto readme = read_file(tracing_dir + "/README");
@@ -345,6 +359,11 @@ Status SyscallStrings::attach(tep_handle* tep) {
       d.call = *call;
       d.value = tep_find_field(te, calls_[*call].field.c_str());
       d.comm = tep_find_field(te, "comm");
+    } else if (ev.system == "raw_syscalls") {
+      // The stand-in for every call's sys_exit: its id filter admits only
+      // theirs, and the exit pairs with the thread's pending entry.
+      if (ev.event != syscalls::raw_event(true)) continue;
+      d.value = tep_find_field(te, "ret");
     } else {
       auto it = std::find_if(calls_.begin(), calls_.end(), [&](const SyscallString& c) {
         return ev.event == "sys_exit_" + c.name;

@@ -3,6 +3,8 @@
 #include <ostream>
 
 #include "cli/signals.hpp"
+#include "kernel/feature.hpp"
+#include "syscalls/raw.hpp"
 #include "tracefs/leftovers.hpp"
 
 namespace tracekit::session {
@@ -19,6 +21,10 @@ Result<TraceSession> TraceSession::create(const std::string& tracing_dir, const 
   if (!probes) return probes.error();
   s.probes_.emplace(std::move(*probes));
   for (const auto& skipped : s.probes_->skipped()) warn << tool << ": skipped " << skipped << "\n";
+  if (s.probes_->raw_syscalls())
+    warn << tool << ": "
+         << syscalls::fallback_note(kernel::forced_off(kernel::Feature::kSyscallTracepoints))
+         << "\n";
   return s;
 }
 

@@ -32,8 +32,9 @@ class TraceSession {
  public:
   // Sweeps dead runs' leftovers (Ctrl-C meanwhile: an EINTR error), then
   // creates the probes of targets; those the kernel refuses are skipped when
-  // there are others, each said on warn ("TOOL: skipped ..."). Error: none
-  // can be probed (the kernel's reason).
+  // there are others, each said on warn ("TOOL: skipped ..."); syscalls:*
+  // targets traced through raw_syscalls are said once on warn too. Error:
+  // none can be probed (the kernel's reason).
   static Result<TraceSession> create(const std::string& tracing_dir, const std::string& tool,
                                      const std::vector<probe::Target>& targets,
                                      bool function_tracer, std::ostream& warn);

@@ -2,9 +2,9 @@
 
 namespace tracekit::tracefs {
 
-std::string thread_filter(const std::string& field, const std::vector<int>& tids) {
+std::string equals_any(const std::string& field, const std::vector<int>& values) {
   std::string f;
-  for (int t : tids) {
+  for (int t : values) {
     if (!f.empty()) f += " || ";
     f += field + " == " + std::to_string(t);
   }

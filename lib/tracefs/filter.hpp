@@ -7,8 +7,9 @@
 
 namespace tracekit::tracefs {
 
-// "field == 1 || field == 2 ..." for the given thread IDs; "" for none.
-std::string thread_filter(const std::string& field, const std::vector<int>& tids);
+// "field == 1 || field == 2 ..." for the given values (thread IDs, syscall
+// numbers); "" for none.
+std::string equals_any(const std::string& field, const std::vector<int>& values);
 
 // "(a) && (b)" (either alone when the other is empty).
 std::string join_filters(const std::string& a, const std::string& b);

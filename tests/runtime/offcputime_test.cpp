@@ -2,7 +2,7 @@
 // functions (tests/workloads/offcpu.c), on this kernel.
 #include <gtest/gtest.h>
 
-#include <optional>
+#include <memory>
 #include <signal.h>
 #include <unistd.h>
 
@@ -87,9 +87,13 @@ class OffcputimeRuntime : public ::testing::Test {
   // Without context-switch records (forced: scripts/check's fallback pass)
   // the switch-ins come from sched_switch, which this VM does not report
   // from an idle CPU: the CPUs are kept busy meanwhile (BusyCpus).
+  static std::unique_ptr<BusyCpus> busy_without_switch_records() {
+    return kernel::forced_off(kernel::Feature::kContextSwitch) ? std::make_unique<BusyCpus>()
+                                                               : nullptr;
+  }
+
   RunResult trace_workload(Workload& w, std::vector<std::string> args) {
-    std::optional<BusyCpus> busy;
-    if (kernel::forced_off(kernel::Feature::kContextSwitch)) busy.emplace();
+    auto busy = busy_without_switch_records();
     args.insert(args.begin(), tool_path("offcputime"));
     Running t(args);
     EXPECT_TRUE(wait_for_tracing(t.pid(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), 20))
@@ -299,6 +303,7 @@ TEST_F(OffcputimeRuntime, UserAndKernelThreadFilters) {
 
 TEST_F(OffcputimeRuntime, StopSignalsStillPrintTheReport) {
   for (int sig : {SIGTERM, SIGHUP}) {
+    auto busy = busy_without_switch_records();  // (see trace_workload)
     Workload w("offcpu");
     Running t({tool_path("offcputime"), "-p", w.pid_str()});
     ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));

@@ -107,6 +107,23 @@ TEST_F(StackcountRuntime, TracepointKernelStacksThroughFtrace) {
   }
 }
 
+// A wildcard over both sides of a syscall: two events (without syscall
+// tracepoints: raw_syscalls:sys_enter and sys_exit, each with its id
+// filter), counted as two functions, through either backend.
+TEST_F(StackcountRuntime, SyscallWildcardBothSidesCountsExactly) {
+  for (std::vector<std::string> extra : {std::vector<std::string>{}, {"-K"}}) {
+    Workload w("stackwork");
+    std::vector<std::string> args = extra;
+    for (const std::string& a : {std::string("-p"), w.pid_str(), std::string("t:syscalls:sys_*_getppid")})
+      args.push_back(a);
+    auto r = trace("stackcount", args, w, "Hit Ctrl-C to end.\n");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.substr(0, r.out.find('\n')),
+              "Tracing 2 functions for \"t:syscalls:sys_*_getppid\"... Hit Ctrl-C to end.");
+    EXPECT_EQ(total(parse_counts(r.out)), 2 * kSyscalls) << r.out;
+  }
+}
+
 TEST_F(StackcountRuntime, UprobeCountsExactlyAndUserStackHasCaller) {
   Workload w("stackwork");
   auto r = trace("stackcount", {"-U", "-p", w.pid_str(), workload_path("stackwork") + ":known_func"},

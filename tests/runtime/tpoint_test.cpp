@@ -5,6 +5,7 @@
 // against perf-tools' tpoint; bad input.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -18,6 +19,8 @@
 
 #include "ftrace/reader.hpp"
 #include "harness.hpp"
+#include "kernel/features.hpp"
+#include "syscalls/raw.hpp"
 #include "output/event_text.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -62,6 +65,39 @@ size_t count_with(const std::string& out, const std::string& text) {
   return n;
 }
 
+// Without syscall tracepoints (a kernel without CONFIG_FTRACE_SYSCALLS, or
+// scripts/check's pass with TRACEKIT_KERNEL_FEATURES=-syscall_tracepoints),
+// tpoint traces raw_syscalls:sys_enter with an id filter and prints its
+// records as the kernel does, named back by their id:
+// "sys_enter_read: NR 0 (3, 55d0c0e0a000, 1, 0, 0, 0)" for what is
+// "sys_read(fd: 3, buf: 0x55d0c0e0a000, count: 1)" with them.
+bool raw_syscalls() {
+  return !kernel::Features::host().has(kernel::Feature::kSyscallTracepoints);
+}
+
+// What tpoint says once on stderr when raw_syscalls stands in.
+std::string syscalls_note() {
+  return syscalls::fallback_note(kernel::forced_off(kernel::Feature::kSyscallTracepoints));
+}
+
+// The text that marks a read's entry line either way.
+std::string read_entry() {
+  return raw_syscalls() ? " sys_enter_read: NR " + std::to_string(SYS_read) + " (" : " sys_read(";
+}
+
+// The third argument of a read's entry line: "count: 1)" or, raw, the
+// third of the hex arguments.
+std::string read_count(const std::string& line) {
+  if (!raw_syscalls()) {
+    auto at = line.find("count: ");
+    return at == std::string::npos ? "" : line.substr(at + 7, line.find(')', at) - at - 7);
+  }
+  auto at = line.find(read_entry());
+  if (at == std::string::npos) return "";
+  auto args = split(line.substr(at + read_entry().size()), ',');
+  return args.size() < 3 ? "" : std::string(trim(args[2]));
+}
+
 class TpointRuntime : public TracingTest {
  protected:
   // Runs tpoint with args ("PID" replaced by the workload's) while a reads
@@ -88,41 +124,80 @@ class TpointRuntime : public TracingTest {
 TEST_F(TpointRuntime, LiveCountIsExact) {
   auto r = trace_reads({"-p", "PID", "syscalls:sys_enter_read"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count_with(r.out, " sys_read("), static_cast<size_t>(kReads)) << r.out.substr(0, 2000);
+  EXPECT_EQ(count_with(r.out, read_entry()), static_cast<size_t>(kReads))
+      << r.out.substr(0, 2000);
   const std::string who = "reads-" + std::to_string(pid_) + " ";
   for (const auto& l : lines_of(r.out))
-    if (l.find(" sys_read(") != std::string::npos) {
+    if (l.find(read_entry()) != std::string::npos) {
       EXPECT_NE(l.find(who), std::string::npos) << l;
-      EXPECT_NE(l.find("count: 1)"), std::string::npos) << l;
+      EXPECT_EQ(read_count(l), "1") << l;
     }
+  // Said once, on stderr, when raw_syscalls stands in.
+  EXPECT_EQ(count_with(r.err, "tracing raw_syscalls with an id filter"), raw_syscalls() ? 1u : 0u)
+      << r.err;
   EXPECT_NE(r.out.find("\nEnding tracing...\n"), std::string::npos) << r.out.substr(r.out.size() - 200);
   EXPECT_EQ(lines_of(r.out)[0], "Tracing syscalls:sys_enter_read. Ctrl-C to end.");
 }
 
 TEST_F(TpointRuntime, KernelFilterSelectsAKnownSubset) {
+  if (raw_syscalls()) {
+    // raw_syscalls:sys_enter has no "count" (its arguments are args[6],
+    // which filters cannot index): refused, with the reason. Its own
+    // fields filter, joined with the id filter: a wildcard's reads only,
+    // or nothing.
+    auto refused = run({tool_path("tpoint"), "syscalls:sys_enter_read", "count <= 3"}, 60);
+    EXPECT_EQ(refused.exit_code, 1) << refused.err;
+    EXPECT_NE(refused.err.find("the filter applies to raw_syscalls:sys_enter"), std::string::npos)
+        << refused.err;
+    const std::string read = "id == " + std::to_string(SYS_read);
+    auto r = trace_reads({"-p", "PID", "syscalls:sys_enter_rea*", read}, kReads, 10);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(count_with(r.out, read_entry()), static_cast<size_t>(kReads));
+    auto none = trace_reads({"-p", "PID", "syscalls:sys_enter_rea*", "id != " + std::to_string(SYS_read)},
+                            kReads, 10);
+    ASSERT_EQ(none.exit_code, 0) << none.err;
+    EXPECT_EQ(count_with(none.out, " sys_enter_"), 0u) << none.out.substr(0, 2000);
+    return;
+  }
   auto r = trace_reads({"-p", "PID", "syscalls:sys_enter_read", "count <= 3"}, kReads, 10);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(count_with(r.out, " sys_read("),
             static_cast<size_t>(reads_at_most(kReads, 10, 3)));
 }
 
+// A wildcard naming several syscalls, both sides: each record named by its
+// own syscall and side (raw: by the record's id), the counts exact.
+TEST_F(TpointRuntime, WildcardNamesEachSyscall) {
+  auto r = trace_reads({"-p", "PID", "syscalls:sys_*_rea*"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const std::string nr = std::to_string(SYS_read);
+  const std::string exit = raw_syscalls() ? " sys_exit_read: NR " + nr + " = 1" : " sys_read -> 0x1";
+  EXPECT_EQ(count_with(r.out, read_entry()), static_cast<size_t>(kReads)) << r.out.substr(0, 2000);
+  EXPECT_EQ(count_with(r.out, exit), static_cast<size_t>(kReads)) << r.out.substr(0, 2000);
+  // Nothing else: the workload makes no other rea* syscall meanwhile.
+  EXPECT_EQ(count_with(r.out, ": "), static_cast<size_t>(2 * kReads)) << r.out.substr(0, 2000);
+}
+
 TEST_F(TpointRuntime, BufferedCountIsExact) {
   auto r = trace_reads({"-d", "3", "-p", "PID", "syscalls:sys_enter_read"}, kReads, 1, true);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out)[0], "Tracing syscalls:sys_enter_read for 3 seconds (buffered)...");
-  EXPECT_EQ(count_with(r.out, " sys_read("), static_cast<size_t>(kReads));
+  EXPECT_EQ(count_with(r.out, read_entry()), static_cast<size_t>(kReads));
   // Nothing on stderr but, with set_event_pid or event-fork missing (or
-  // forced off), the warning that later threads are not followed.
+  // forced off), the warning that later threads are not followed, and
+  // without syscall tracepoints, that raw_syscalls stands in.
   std::string err;
   for (const auto& l : lines_of(r.err))
-    if (l.find("cannot follow forks") == std::string::npos) err += l + "\n";
+    if (l.find("cannot follow forks") == std::string::npos &&
+        l != "tpoint: " + syscalls_note())
+      err += l + "\n";
   EXPECT_EQ(err, "");
 }
 
 TEST_F(TpointRuntime, ThreadFilterAndHeaders) {
   auto r = trace_reads({"-H", "-L", "PID", "syscalls:sys_enter_read"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(count_with(r.out, " sys_read("), static_cast<size_t>(kReads));
+  EXPECT_EQ(count_with(r.out, read_entry()), static_cast<size_t>(kReads));
   EXPECT_NE(r.out.find("# tracer: nop\n"), std::string::npos) << r.out.substr(0, 1000);
   EXPECT_NE(r.out.find("#           TASK-PID"), std::string::npos) << r.out.substr(0, 1000);
 }
@@ -133,7 +208,7 @@ TEST_F(TpointRuntime, StacksFollowEachEvent) {
   auto ls = lines_of(r.out);
   size_t events = 0, stacks = 0;
   for (size_t i = 0; i < ls.size(); ++i) {
-    if (ls[i].find(" sys_read(") != std::string::npos) {
+    if (ls[i].find(read_entry()) != std::string::npos) {
       ++events;
       ASSERT_LT(i + 2, ls.size());
       EXPECT_NE(ls[i + 1].find(": <stack trace>"), std::string::npos) << ls[i + 1];
@@ -198,8 +273,14 @@ TEST_F(TpointRuntime, ListAndFormat) {
   for (const auto& line : lines_of(l.out)) EXPECT_EQ(line.rfind("syscalls:sys_enter_rea", 0), 0u);
   auto v = run({tool_path("tpoint"), "-v", "syscalls:sys_enter_read"});
   ASSERT_EQ(v.exit_code, 0) << v.err;
-  EXPECT_EQ(v.out.rfind("name: sys_enter_read\n", 0), 0u) << v.out;
-  EXPECT_NE(v.out.find("field:size_t count;"), std::string::npos) << v.out;
+  if (raw_syscalls()) {
+    // The format of the event traced: raw_syscalls:sys_enter's.
+    EXPECT_EQ(v.out.rfind("name: sys_enter\n", 0), 0u) << v.out;
+    EXPECT_NE(v.out.find("field:unsigned long args[6];"), std::string::npos) << v.out;
+  } else {
+    EXPECT_EQ(v.out.rfind("name: sys_enter_read\n", 0), 0u) << v.out;
+    EXPECT_NE(v.out.find("field:size_t count;"), std::string::npos) << v.out;
+  }
   EXPECT_NE(v.out.find("print fmt: "), std::string::npos) << v.out;
 }
 
@@ -256,6 +337,26 @@ TEST_F(TpointRuntime, RefusalWithoutErrorLog) {
   EXPECT_EQ(tracefs_snapshot(), before_);
 }
 
+// A syscall nobody knows: not found where there are syscall tracepoints;
+// without them, libseccomp has no number for it, which is said (no errno).
+TEST_F(TpointRuntime, UnknownSyscallIsAClearError) {
+  const std::string message =
+      raw_syscalls()
+          ? "tpoint: cannot trace syscalls:sys_enter_no_such_call: no system call named "
+            "\"no_such_call\" on this architecture"
+          : "tpoint: tracepoint syscalls:sys_enter_no_such_call not found";
+  auto r = run({tool_path("tpoint"), "syscalls:sys_enter_no_such_call"}, 60);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.err.rfind(message, 0), 0u) << r.err;
+  auto c = run({tool_path("stackcount"), "t:syscalls:sys_enter_no_such_call"}, 60);
+  EXPECT_EQ(c.exit_code, 1) << c.err;
+  EXPECT_NE(c.err.find(raw_syscalls() ? "no system call named \"no_such_call\""
+                                      : "0 functions matched"),
+            std::string::npos)
+      << c.err;
+  EXPECT_EQ(tracefs_snapshot(), before_);
+}
+
 // perf-tools' own tpoint (Debian's perf-tools-unstable) tracing the same
 // events at the same time as ours (perf-tools on the top-level buffer, ours
 // in its instance): the same number, and the same text after the timestamp.
@@ -263,18 +364,34 @@ TEST_F(TpointRuntime, SameEventsAsPerfToolsTpoint) {
   PerfToolsPeer peer("tpoint");
   if (!peer.usable()) GTEST_SKIP() << peer.why_not();
   Workload w("reads", {"101", "7"});
+  // Without syscall tracepoints, perf-tools traces what ours stands in
+  // with: raw_syscalls:sys_enter filtered to read's id (and, as perf-tools
+  // takes either -p or a filter, to the single-threaded workload's pid); the
+  // text after the name is the kernel's either way.
+  const std::string nr = std::to_string(SYS_read);
+  std::vector<std::string> peer_args{"-p", w.pid_str(), "syscalls:sys_enter_read"};
+  if (raw_syscalls())
+    peer_args = {"raw_syscalls:sys_enter", "id == " + nr + " && common_pid == " + w.pid_str()};
+  const std::string theirs_entry = raw_syscalls() ? " sys_enter: NR " + nr + " (" : " sys_read(";
   auto [mine, theirs] = trace_with_peer(
-      peer, {tool_path("tpoint"), "-p", w.pid_str(), "syscalls:sys_enter_read"},
-      {"-p", w.pid_str(), "syscalls:sys_enter_read"}, w);
+      peer, {tool_path("tpoint"), "-p", w.pid_str(), "syscalls:sys_enter_read"}, peer_args, w);
   ASSERT_EQ(mine.exit_code, 0) << mine.err;
   ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  // Raw, the names differ (sys_enter_read, sys_enter): compare what
+  // follows them.
+  auto text = [](const std::string& l) {
+    std::string t = after_time(l);
+    if (!raw_syscalls()) return t;
+    auto colon = t.find(": ");
+    return colon == std::string::npos ? t : t.substr(colon + 2);
+  };
   std::map<std::string, int> a, b;
   for (const auto& l : lines_of(mine.out))
-    if (l.find(" sys_read(") != std::string::npos) ++a[after_time(l)];
+    if (l.find(read_entry()) != std::string::npos) ++a[text(l)];
   for (const auto& l : lines_of(theirs.out))
-    if (l.find(" sys_read(") != std::string::npos) ++b[after_time(l)];
-  EXPECT_EQ(count_with(theirs.out, " sys_read("), 101u) << theirs.out.substr(0, 2000);
-  EXPECT_EQ(count_with(mine.out, " sys_read("), 101u);
+    if (l.find(theirs_entry) != std::string::npos) ++b[text(l)];
+  EXPECT_EQ(count_with(theirs.out, theirs_entry), 101u) << theirs.out.substr(0, 2000);
+  EXPECT_EQ(count_with(mine.out, read_entry()), 101u);
   EXPECT_EQ(a, b);
   std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
             << "\n";
@@ -297,8 +414,8 @@ TEST_F(TpointRuntime, TwoRunsAtOnceStayExact) {
   auto ra = ta.finish(60), rb = tb.finish(60);
   ASSERT_EQ(ra.exit_code, 0) << ra.err;
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
-  EXPECT_EQ(count_with(ra.out, " sys_read("), 211u);
-  EXPECT_EQ(count_with(rb.out, " sys_read("), 307u);
+  EXPECT_EQ(count_with(ra.out, read_entry()), 211u);
+  EXPECT_EQ(count_with(rb.out, read_entry()), 307u);
 }
 
 }  // namespace

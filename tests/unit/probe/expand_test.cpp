@@ -3,6 +3,7 @@
 // /proc/kallsyms.
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/syscall.h>
 
 #include <cerrno>
 #include <filesystem>
@@ -106,6 +107,71 @@ TEST_F(ProbeExpandTest, Tracepoints) {
       for (const Target& t : *r) EXPECT_EQ(t.kind, Kind::kTracepoint);
     }
   }
+}
+
+// Without syscall tracepoints (this tree has events/syscalls, which must
+// then be left alone): syscalls:* specs match the syscalls libseccomp knows,
+// each target with its number; other systems as before.
+TEST_F(ProbeExpandTest, SyscallsWithoutSyscallTracepoints) {
+  auto raw = [&](const std::string& text, bool regex = false) {
+    auto spec = parse_spec(text);
+    EXPECT_TRUE(spec);
+    ExpandOptions opts;
+    opts.regex = regex;
+    opts.tracing_dir = dir_;
+    opts.syscall_tracepoints = false;
+    return expand(*spec, opts);
+  };
+  auto one = raw("t:syscalls:sys_enter_getppid");
+  ASSERT_TRUE(one) << one.error().str();
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].system, "syscalls");
+  EXPECT_EQ((*one)[0].event, "sys_enter_getppid");
+  EXPECT_EQ((*one)[0].syscall_nr, SYS_getppid);
+
+  // A wildcard: every matching syscall, both sides, sorted.
+  auto both = raw("t:syscalls:sys_*_getppid");
+  EXPECT_EQ(names(both), (Names{"syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"}));
+  auto get = raw("t:syscalls:sys_enter_get*");
+  ASSERT_TRUE(get);
+  EXPECT_GT(get->size(), 10u);  // getpid, getppid, getuid, getdents64, ...
+  for (const Target& t : *get) {
+    EXPECT_EQ(t.event.rfind("sys_enter_get", 0), 0u) << t.event;
+    EXPECT_GE(t.syscall_nr, 0) << t.event;
+  }
+  auto regex = raw("t:syscalls:^sys_enter_getp?pid$", true);
+  EXPECT_EQ(names(regex), (Names{"syscalls:sys_enter_getpid", "syscalls:sys_enter_getppid"}));
+
+  // Other systems come from the tree, syscalls not.
+  EXPECT_EQ(names(raw("t:*:*getppid")),
+            (Names{"syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"}));
+  EXPECT_EQ(names(raw("t:sched:sched_switch")), (Names{"sched:sched_switch"}));
+  auto sched = raw("t:sched:sched_switch");
+  ASSERT_TRUE(sched);
+  EXPECT_EQ((*sched)[0].syscall_nr, -1);
+
+  // An exact name libseccomp does not know: an error naming it, no errno.
+  auto unknown = raw("t:syscalls:sys_enter_no_such_call");
+  ASSERT_FALSE(unknown);
+  EXPECT_EQ(unknown.error().err, 0);
+  EXPECT_NE(unknown.error().message.find("no_such_call"), std::string::npos)
+      << unknown.error().message;
+  // The kernel's own name of a syscall, exactly: its syscall(2) number.
+  auto uname = raw("t:syscalls:sys_enter_newuname");
+  ASSERT_TRUE(uname) << uname.error().str();
+  ASSERT_EQ(uname->size(), 1u);
+  EXPECT_EQ((*uname)[0].event, "sys_enter_newuname");
+  EXPECT_EQ((*uname)[0].syscall_nr, SYS_uname);
+  // A wildcard that matches nothing is zero matches, as anywhere.
+  auto none = raw("t:syscalls:sys_enter_no_such*");
+  ASSERT_TRUE(none);
+  EXPECT_TRUE(none->empty());
+
+  // With syscall tracepoints: the tree's events, no numbers.
+  auto real = run("t:syscalls:sys_enter_getppid");
+  ASSERT_TRUE(real);
+  ASSERT_EQ(real->size(), 1u);
+  EXPECT_EQ((*real)[0].syscall_nr, -1);
 }
 
 TEST_F(ProbeExpandTest, KernelFunctions) {

@@ -7,9 +7,9 @@ namespace tracekit::tracefs {
 namespace {
 
 TEST(FilterTest, ThreadFilter) {
-  EXPECT_EQ(thread_filter("common_pid", {}), "");
-  EXPECT_EQ(thread_filter("common_pid", {42}), "common_pid == 42");
-  EXPECT_EQ(thread_filter("prev_pid", {4, 5}), "prev_pid == 4 || prev_pid == 5");
+  EXPECT_EQ(equals_any("common_pid", {}), "");
+  EXPECT_EQ(equals_any("common_pid", {42}), "common_pid == 42");
+  EXPECT_EQ(equals_any("prev_pid", {4, 5}), "prev_pid == 4 || prev_pid == 5");
 }
 
 TEST(FilterTest, JoinFilters) {
