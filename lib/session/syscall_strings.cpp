@@ -316,13 +316,16 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   } else {
     lacking.push_back(features.missing(F::kKprobes).message);
   }
-  if (features.has(F::kEprobes)) {
+  // Eprobes attach to the syscall tracepoints themselves. Their $comm is
+  // not asked for: 6.1's reads garbage there (seen in the VM tier); the
+  // comm comes from the recorded command lines instead.
+  if (features.has(F::kEprobes) && tracepoints) {
     auto s = try_way(StringPath::kEprobe,
-                     [&](bool c) -> Result<StringPlan> { return plan_eprobes(have, ustring, c); });
+                     [&](bool) -> Result<StringPlan> { return plan_eprobes(have, ustring, false); });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
-    lacking.push_back(features.missing(F::kEprobes).message);
+    lacking.push_back(features.missing(tracepoints ? F::kEprobes : F::kSyscallTracepoints).message);
   }
   if (features.has(F::kUprobes)) {
     auto libc = probe::resolve_library("c");
