@@ -25,6 +25,9 @@ std::vector<ToolUse> make_uses() {
       {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}},
       {"kprobes at the top level (perf-tools' lock)", {F::kKprobes}},
       {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}};
+  const std::vector<Way> syscall_events{
+      {"the syscall tracepoints", {F::kSyscallTracepoints}},
+      {"raw_syscalls with an id filter (libseccomp's numbers)", {F::kEventTracing}}};
   const std::vector<Way> tracepoint_stacks{
       {"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
       {"the instance's stacktrace option", {F::kInstances}},
@@ -56,12 +59,14 @@ std::vector<ToolUse> make_uses() {
        {{"CLOCK_MONOTONIC record times (use_clockid)", perf_stacks({F::kUseClockid})},
         {"perf's own clock, read from the records", perf_stacks()}}},
       {"stackcount", "tracepoints", tracepoint_stacks},
+      {"stackcount", "t:syscalls:*", syscall_events},
       {"stackcount", "kernel functions", kernel_functions},
       {"stackcount", "user functions (u:lib:func)", {{"uprobes read by perf", perf_stacks({F::kUprobes})}}},
       {"stackcount", "-U (user stacks)", {{"perf callchains", perf_stacks()}}},
       {"stacksnoop", "tracepoints", tracepoint_stacks},
       {"stacksnoop", "kernel functions", kernel_functions},
       {"tpoint", "", events},
+      {"tpoint", "syscalls:*", syscall_events},
       {"tpoint",
        "-p PID",
        {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
@@ -99,7 +104,12 @@ std::vector<ToolUse> make_uses() {
          {F::kEprobes, F::kSyscallTracepoints}},
         {"file names by uprobes on the C library's open wrappers (misses opens without it), "
          "descriptors from sys_exit tracepoints",
-         {F::kUprobes, F::kSyscallTracepoints}}}},
+         {F::kUprobes, F::kSyscallTracepoints}},
+        {"file names by kprobes on the syscall entries, descriptors from raw_syscalls:sys_exit",
+         {F::kKprobes, F::kEventTracing}},
+        {"file names by uprobes on the C library's open wrappers (misses opens without it), "
+         "descriptors from raw_syscalls:sys_exit",
+         {F::kUprobes, F::kEventTracing}}}},
       {"opensnoop",
        "-p PID",
        {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
