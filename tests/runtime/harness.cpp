@@ -253,6 +253,20 @@ bool wait_for_tracing(pid_t pid, int n, double timeout_s) {
   return false;
 }
 
+ForcedFeatures::ForcedFeatures(const std::string& features, bool add) {
+  if (const char* v = getenv("TRACEKIT_KERNEL_FEATURES")) before_ = v;
+  std::string value = features;
+  if (add && before_ && !before_->empty()) value = *before_ + "," + features;
+  setenv("TRACEKIT_KERNEL_FEATURES", value.c_str(), 1);
+}
+
+ForcedFeatures::~ForcedFeatures() {
+  if (before_)
+    setenv("TRACEKIT_KERNEL_FEATURES", before_->c_str(), 1);
+  else
+    unsetenv("TRACEKIT_KERNEL_FEATURES");
+}
+
 BusyCpus::BusyCpus() {
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   for (int cpu = 0; cpu < n; ++cpu) {

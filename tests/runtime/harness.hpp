@@ -67,6 +67,22 @@ class Running {
   bool done_ = false;
 };
 
+// TRACEKIT_KERNEL_FEATURES for the tools a test starts while this lives:
+// features ("-kprobes,-eprobes") added to what is forced already (the
+// fallback pass of scripts/check forces some for the whole test binary), or
+// instead of it (add false; "" forces nothing); the value before is put
+// back at the end.
+class ForcedFeatures {
+ public:
+  explicit ForcedFeatures(const std::string& features, bool add = true);
+  ~ForcedFeatures();
+  ForcedFeatures(const ForcedFeatures&) = delete;
+  ForcedFeatures& operator=(const ForcedFeatures&) = delete;
+
+ private:
+  std::optional<std::string> before_;
+};
+
 // One spinning child process per online CPU, pinned there at nice 19, for
 // as long as this lives (killed by PID and reaped at the end): keeps every
 // CPU out of its idle task. This VM's kernel reports no sched_switch, and no

@@ -248,8 +248,15 @@ TEST_F(OffcputimeRuntime, StateSelectsSleepsOrPreemption) {
   auto runnable = trace_workload(w2, {"--state", "0", "-f", "-p", w2.pid_str()});
   ASSERT_EQ(runnable.exit_code, 0) << runnable.err;
   auto folded = parse_folded(runnable.out);
-  EXPECT_EQ(total_with(folded, "sleep_known"), 0) << runnable.out;
-  EXPECT_EQ(total_with(folded, "poll_known"), 0) << runnable.out;
+  if (kernel::forced_off(kernel::Feature::kContextSwitch)) {
+    // The busy CPUs (trace_workload) may preempt the phases between their
+    // sleeps: microseconds of runnable time, never the sleeps themselves.
+    EXPECT_LT(total_with(folded, "sleep_known"), sleep * 0.01) << runnable.out;
+    EXPECT_LT(total_with(folded, "poll_known"), sleep * 0.01) << runnable.out;
+  } else {
+    EXPECT_EQ(total_with(folded, "sleep_known"), 0) << runnable.out;
+    EXPECT_EQ(total_with(folded, "poll_known"), 0) << runnable.out;
+  }
 
   // Two CPU burners sharing CPU 0 preempt each other: with --state 0 the
   // first is off-CPU (runnable, waiting) about half the time.

@@ -179,9 +179,12 @@ TEST_F(OpensnoopRuntime, Buffered) {
 // With kprobes and eprobes forced off (as on this kernel anyway), the same
 // truth by the same path.
 TEST_F(OpensnoopRuntime, ForcedToUprobes) {
-  setenv("TRACEKIT_KERNEL_FEATURES", "-kprobes,-eprobes", 1);
-  auto t = trace_opens({"-p", "PID"});
-  unsetenv("TRACEKIT_KERNEL_FEATURES");
+  std::optional<Traced> got;
+  {
+    ForcedFeatures forced("-kprobes,-eprobes");
+    got.emplace(trace_opens({"-p", "PID"}));
+  }
+  auto& t = *got;
   ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
   expect_rows(t, kOpens, kFailed);
   EXPECT_NE(t.r.err.find("file names from uprobes on "), std::string::npos) << t.r.err;
@@ -190,9 +193,11 @@ TEST_F(OpensnoopRuntime, ForcedToUprobes) {
 // Without any way to read the strings: the missing features named, exit 1,
 // nothing left behind.
 TEST_F(OpensnoopRuntime, NoWayNamesTheMissingFeatures) {
-  setenv("TRACEKIT_KERNEL_FEATURES", "-kprobes,-eprobes,-uprobes", 1);
-  auto r = run({tool_path("opensnoop")});
-  unsetenv("TRACEKIT_KERNEL_FEATURES");
+  RunResult r;
+  {
+    ForcedFeatures forced("-kprobes,-eprobes,-uprobes");
+    r = run({tool_path("opensnoop")});
+  }
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("uprobe events (uprobe_events) turned off by TRACEKIT_KERNEL_FEATURES"),
             std::string::npos)

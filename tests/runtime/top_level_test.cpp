@@ -70,10 +70,11 @@ TEST_F(TopLevelRuntime, ToolWithoutInstancesTracesAtTheTopLevel) {
   ASSERT_EQ(slurp(enable), "0\n") << "someone traces getppid at the top level";
 
   Workload w("stackwork");
-  setenv("TRACEKIT_KERNEL_FEATURES", "-instances", 1);
+  std::optional<ForcedFeatures> forced;
+  forced.emplace("-instances");
   Running t({tool_path("stackcount"), "--backend", "ftrace", "-p", w.pid_str(),
              "t:syscalls:sys_enter_getppid"});
-  unsetenv("TRACEKIT_KERNEL_FEATURES");
+  forced.reset();
   ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20)) << "no header";
   EXPECT_EQ(tracefs::lock_holder(slurp(tracefs::kFtraceLock)), t.pid());
   EXPECT_EQ(slurp(enable).substr(0, 1), "1");  // "1*" with a trigger on it

@@ -316,19 +316,18 @@ TEST_F(TpointRuntime, BadInputIsRefusedAndLeavesNothing) {
 TEST_F(TpointRuntime, RefusalWithoutErrorLog) {
   const std::vector<std::string> argv{tool_path("tpoint"), "syscalls:sys_enter_read",
                                       "no_such_field == 1"};
-  // (Whatever the fallback pass of scripts/check forces, restored after.)
-  const char* forced = getenv("TRACEKIT_KERNEL_FEATURES");
-  const std::string saved = forced ? forced : "";
-  setenv("TRACEKIT_KERNEL_FEATURES", "", 1);
-  auto with = run(argv, 60);
+  // (Instead of whatever the fallback pass of scripts/check forces.)
+  RunResult with, without;
+  {
+    ForcedFeatures none("", false);
+    with = run(argv, 60);
+  }
+  {
+    ForcedFeatures forced("-error_log", false);
+    without = run(argv, 60);
+  }
   EXPECT_EQ(with.exit_code, 1) << with.err;
   EXPECT_NE(with.err.find("error_log: "), std::string::npos) << with.err;
-  setenv("TRACEKIT_KERNEL_FEATURES", "-error_log", 1);
-  auto without = run(argv, 60);
-  if (forced)
-    setenv("TRACEKIT_KERNEL_FEATURES", saved.c_str(), 1);
-  else
-    unsetenv("TRACEKIT_KERNEL_FEATURES");
   EXPECT_EQ(without.exit_code, 1) << without.err;
   EXPECT_EQ(without.err.find("error_log"), std::string::npos) << without.err;
   EXPECT_NE(without.err.find("cannot write \"no_such_field == 1\""), std::string::npos)
