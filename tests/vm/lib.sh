@@ -166,10 +166,14 @@ tracefs_state() {
     for f in current_tracer tracing_on buffer_size_kb trace_options set_event \
              kprobe_events uprobe_events dynamic_events synthetic_events \
              set_ftrace_filter set_ftrace_notrace set_graph_function \
-             set_graph_notrace set_ftrace_pid set_event_pid; do
+             set_graph_notrace set_ftrace_pid set_event_pid tracing_thresh \
+             max_graph_depth function_profile_enabled; do
       [ -e "$f" ] || continue
       cat "$f" 2>&1 | grep -v '^#### all functions enabled ####$' | sed "s|^|$f: |"
     done
+    # Tracer options (funcgraph-*, sleep-time, ...): trace_options lists
+    # only the current tracer's, options/ has every tracer's.
+    grep -H . options/* 2>/dev/null
     ls instances | sed 's/^/instances: /'
     grep -H -v -e '^none$' -e '^#' events/*/*/filter events/*/*/trigger 2>/dev/null
   )
