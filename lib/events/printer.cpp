@@ -1,8 +1,5 @@
 #include "events/printer.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <csignal>
 #include <ostream>
@@ -17,30 +14,10 @@
 #include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
+#include "tracefs/instance.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::events {
-
-namespace {
-
-// The leading "#" lines of a trace file (its first 8 KiB: the kernel formats
-// the whole buffer for a full read).
-std::string header_of(const std::string& trace_path) {
-  std::string trace(8192, '\0');
-  int fd = ::open(trace_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return {};
-  ssize_t n = ::read(fd, trace.data(), trace.size());
-  ::close(fd);
-  trace.resize(n > 0 ? static_cast<size_t>(n) : 0);
-  std::string h;
-  for (auto line : split(trace, '\n')) {
-    if (line.empty() || line[0] != '#') break;
-    h.append(line).push_back('\n');
-  }
-  return h;
-}
-
-}  // namespace
 
 struct Printer::Impl {
   Options o;
@@ -118,7 +95,7 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   if (o.buffered) co.buffer_kb = kBufferedKb;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
-  impl->header = header_of(impl->capture->instance().path() + "/trace");
+  impl->header = tracefs::trace_file_header(impl->capture->instance().path() + "/trace");
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();
   impl->text.emplace(impl->capture->reader().tep(), [m](int pid) { return (*m->comms)(pid); },
@@ -145,7 +122,7 @@ void Printer::report(std::ostream& out, std::ostream& err) {
   if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) {
     if (m.o.buffered && m.o.headers) {
       // As the kernel's trace file shows it now, before it is read.
-      std::string now = header_of(m.capture->instance().path() + "/trace");
+      std::string now = tracefs::trace_file_header(m.capture->instance().path() + "/trace");
       out << (now.empty() ? m.header : now);
     }
     m.capture->flush([&](const ftrace::Event& e) { m.collect(e); });

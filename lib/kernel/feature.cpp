@@ -122,12 +122,19 @@ bool forced_off(Feature f) {
   return false;
 }
 
+namespace {
+// "the function tracer" -> "function tracer": "this kernel has no ...".
+std::string without_article(std::string_view what) {
+  return std::string(what.rfind("the ", 0) == 0 ? what.substr(4) : what);
+}
+}  // namespace
+
 Error missing_error(Feature f, bool forced) {
   const FeatureInfo& i = info(f);
   if (forced)
     return Error{0, std::string(i.what) + " turned off by TRACEKIT_KERNEL_FEATURES", {},
                  "unset it to use " + std::string(i.name)};
-  return Error{0, "this kernel has no " + std::string(i.what), {},
+  return Error{0, "this kernel has no " + without_article(i.what), {},
                std::string(i.provided_by) + " brings it"};
 }
 

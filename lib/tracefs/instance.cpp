@@ -28,6 +28,7 @@
 
 #include "kernel/feature.hpp"
 #include "util/exit_writes.hpp"
+#include "util/fd.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {
@@ -460,6 +461,20 @@ Result<uint64_t> Instance::dropped_events(int cpu) const {
   auto n = parse_dropped_events(*text);
   if (!n) return Error{0, "no \"dropped events\" line in", path_ + "/" + rel, {}};
   return *n;
+}
+
+std::string trace_file_header(const std::string& trace_path) {
+  std::string trace(8192, '\0');
+  Fd fd(::open(trace_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return {};
+  ssize_t n = ::read(fd.get(), trace.data(), trace.size());
+  trace.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  std::string h;
+  for (auto line : split(trace, '\n')) {
+    if (line.empty() || line[0] != '#') break;
+    h.append(line).push_back('\n');
+  }
+  return h;
 }
 
 }  // namespace tracekit::tracefs

@@ -166,6 +166,11 @@ void record_writes(std::vector<std::string>* log);
 // "!hist:keys=pid:...". "" for blank and comment ("#") lines. Pure.
 std::string trigger_removal(std::string_view trigger_line);
 
+// The "#" lines a trace file starts with (its column header, as the current
+// tracer prints it; from its first 8 KiB: the kernel formats the whole
+// buffer for a full read), "" when it cannot be read.
+std::string trace_file_header(const std::string& trace_path);
+
 // The "dropped events: N" value of a per_cpu/cpuN/stats text. Pure.
 std::optional<uint64_t> parse_dropped_events(std::string_view stats);
 

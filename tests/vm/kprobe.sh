@@ -15,12 +15,6 @@ field_sum() {
   } END { print s + 0 }' "$1"
 }
 
-expect_lines() {
-  local got
-  got=$(count "$1" "$2")
-  [ "$got" -eq "$3" ] || { head -n 20 "$1"; fail "$got lines match /$2/, expected $3"; }
-}
-
 # An argument by register, exact count and values; the address printed as
 # the kernel prints it.
 case_kprobe_register_argument_exact() {

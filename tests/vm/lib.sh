@@ -105,6 +105,14 @@ kconfig() {
 # count FILE PATTERN: how many lines of FILE match the extended regex.
 count() { grep -Ec -- "$2" "$1"; }
 
+# expect_lines FILE PATTERN N: exactly N lines of FILE match the extended
+# regex PATTERN, or the case fails (showing FILE's start).
+expect_lines() {
+  local got
+  got=$(count "$1" "$2")
+  [ "$got" -eq "$3" ] || { head -n 20 "$1"; fail "$got lines match /$2/, expected $3"; }
+}
+
 # start_workload NAME [ARGS...]: starts build/workloads/NAME in the
 # background and waits (up to 20 s) for its "ready PID" line; sets WL_PID,
 # and WL_OUT (its output file). The workload is killed when the case ends.
@@ -156,6 +164,41 @@ traced_run() {
   kill -INT "$tool"
   wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
   step "the tool exited"
+}
+
+# buffered_run OUT CMD...: runs CMD (a tool with -d SECS, which reads the
+# kernel's buffer once at the end) in the background, waits for its
+# "Tracing" header, lets the workload of start_workload go (SIGUSR1), waits
+# until it is done, then waits for the tool to end by itself.
+buffered_run() {
+  local out=$1 tool
+  shift
+  rm -f "$out" "$out.err"
+  "$@" > "$out" 2> "$out.err" &
+  tool=$!
+  defer "kill $tool 2>/dev/null"
+  step "started $* (pid $tool); waiting for its header"
+  wait_for "$out" '^Tracing '
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  step "workload done; waiting for the tool's end"
+  wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
+}
+
+# child_running PARENT CMDLINE: waits (30 s at most) until a child of PARENT
+# runs CMDLINE (its arguments joined by spaces, with a trailing space: "cat
+# trace_pipe "), and prints its PID: perf-tools' scripts trace once their
+# cat (or sleep) runs.
+child_running() {
+  local d i=0
+  while :; do
+    for d in /proc/[0-9]*; do
+      [ "$(cut -d' ' -f4 "$d/stat" 2>/dev/null)" = "$1" ] || continue
+      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "$2" ] && { echo "${d#/proc/}"; return 0; }
+    done
+    i=$((i + 1)); [ $i -le 300 ] || fail "PID $1 never ran '$2'"
+    sleep 0.1
+  done
 }
 
 # The runner compares this before and after every case: a case (or a tool)

@@ -1,0 +1,105 @@
+// perf-tools' function tools that print the kernel's own tracer text:
+// functrace (the function tracer on set_ftrace_filter), funcgraph
+// (function_graph on set_graph_function, max_graph_depth, the funcgraph-*
+// options) and funcslower (function_graph with tracing_thresh).
+//
+// Their output is not an event's print fmt but the tracer's own printer
+// (function_graph's call graph, its duration column, its overhead marks,
+// its tail comments, the context-switch markers): the kernel formats it and
+// the options change it, so the text is read as the kernel writes it, from
+// the trace_pipe of the run's instance (streaming) or, with -d, from its
+// trace file once at the end (buffered, as perf-tools' -d), and printed as
+// it is, less the "#" header lines unless -H.
+//
+// Where: the run's private instance when the kernel allows the tracer there
+// (the function tracer since instances exist; function_graph only where the
+// instance's available_tracers lists it, Linux 6.12 on), else the top level
+// under perf-tools' lock (tracefs::Instance::top_level), refused when
+// another tracer is current there. Settings that exist only at the top level
+// (max_graph_depth, tracing_thresh, sleep-time and funcgraph-* options an
+// instance lacks) go through the top-level guard (tracefs::TopLevel) and its
+// lock. Everything is undone at the end.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cli/command.hpp"
+#include "session/run.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::functions {
+
+struct Options {
+  std::string tool;          // for messages: "funcgraph"
+  bool graph = false;        // function_graph; else the function tracer
+  std::string functions;     // the funcstring: kernel globs, as set_ftrace_filter takes them
+  std::optional<int> pid;    // -p: the process's threads (and what they start)
+  std::optional<int> tid;    // -L: this thread
+  bool headers = false;      // -H: the trace file's header lines
+  std::optional<double> duration;  // -d: buffered for this long, read once
+  // function_graph:
+  std::optional<int> max_depth;     // -m: max_graph_depth
+  bool abstime = false;             // -t: funcgraph-abstime
+  bool proc = false;                // -P: funcgraph-proc
+  bool no_duration = false;         // -D: nofuncgraph-duration
+  bool tail = false;                // -T: funcgraph-tail
+  bool on_cpu_only = false;         // -C: nosleep-time
+  // funcslower: tracing_thresh in microseconds; only the functions
+  // themselves are traced (set_ftrace_filter too), and with -P the
+  // context-switch markers are left out, as perf-tools' funcslower does.
+  std::optional<uint64_t> threshold_us;
+};
+
+// Keeps the lines to print of the tracer's text, fed in chunks of any size:
+// "#" header lines only with headers; with drop_switches also the
+// context-switch markers (" ---..." lines, blank lines, "... => ..." lines
+// whose third field is "=>"). Pure.
+class LineFilter {
+ public:
+  LineFilter(bool headers, bool drop_switches) : headers_(headers), drop_switches_(drop_switches) {}
+  // Appends the kept complete lines of text to out; keeps a partial last line.
+  void feed(std::string_view text, std::string& out);
+  // The partial last line, if kept (a text that does not end in a newline).
+  void finish(std::string& out);
+  bool keep(std::string_view line) const;
+
+ private:
+  bool headers_, drop_switches_;
+  std::string carry_;
+};
+
+// "Tracing "FUNCS" for PID N slower than T us for S seconds..." and the
+// like, perf-tools' first line. Pure.
+std::string header_line(const Options& o);
+
+// The options the three tools share, declared on cmd: -d -p -L -H and the
+// funcstring; with graph, -a -C -P -t (and, unless slower, -D -T -m). check()
+// validates them after cmd.parse() succeeded and fills o.
+class SharedOptions {
+ public:
+  enum class Tool { kFunctrace, kFuncgraph, kFuncslower };
+  SharedOptions(cli::Command& cmd, Options& o, Tool tool);
+  // nullopt: go on; else the exit code of a usage error.
+  std::optional<int> check();
+
+ private:
+  cli::Command& cmd_;
+  Options& o_;
+  Tool tool_;
+  int pid_ = 0, tid_ = 0, max_depth_ = 0;
+  double secs_ = 0;
+  bool all_ = false;
+  std::string latency_;
+};
+
+// Checks the kernel has what o needs, sets the tracer up, and runs it (see
+// session::run): the header, the text, "Ending tracing...". Returns the exit
+// code; runtime failures are said on stderr as "TOOL: ...", exit 1.
+int trace(const Options& o);
+
+}  // namespace tracekit::functions

@@ -1,0 +1,111 @@
+# tests/vm/funcgraph.sh: funcgraph, function_graph on set_graph_function.
+# The truth: the reads workload makes exactly N read(2) calls after its go,
+# each of which calls vfs_read() once, and vfs_read() calls
+# rw_verify_area() (and read_zero(), for /dev/zero) below it.
+# function_graph is allowed in an instance only from Linux 6.12: on these
+# kernels funcgraph traces at the top level, under perf-tools' lock.
+
+N=97
+
+# -m 2 -p: exactly N graphs "vfs_read() {" with their children one level
+# down and the closing "}", durations in the kernel's column.
+case_funcgraph_depth_pid_exact() {
+  start_workload reads $N
+  traced_run /tmp/fg.out funcgraph -m 2 -p "$WL_PID" vfs_read
+  has /tmp/fg.out '^Tracing "vfs_read" for PID [0-9]+\.\.\. Ctrl-C to end\.$' "the header"
+  expect_lines /tmp/fg.out '^ [0-9]+\) +\|  vfs_read\(\) \{$' $N
+  has /tmp/fg.out '^ [0-9]+\) .*[0-9.]+ us +\|    rw_verify_area\(\);$' "a child at depth 2 with its duration"
+  [ "$(count /tmp/fg.out '^ [0-9]+\) .*\|      [a-z_]')" -eq 0 ] || fail "a call deeper than -m 2"
+  expect_lines /tmp/fg.out '^ [0-9]+\) .*[0-9.]+ us +\|  \}$' $N
+  [ "$(count /tmp/fg.out '^#')" -eq 0 ] || fail "header lines without -H"
+}
+
+# -a (-H -P -t) and -T: the header, the process column, absolute
+# timestamps, and each closing brace commented with its function.
+case_funcgraph_all_info_and_tails() {
+  start_workload reads $N
+  traced_run /tmp/fg.out funcgraph -a -T -m 2 -p "$WL_PID" vfs_read
+  has /tmp/fg.out '^# tracer: function_graph$' "the trace file's header (-H)"
+  has /tmp/fg.out '^# +TIME +CPU +TASK/PID' "the time and task columns in the header"
+  expect_lines /tmp/fg.out "^ *[0-9]+\.[0-9]+ \| +[0-9]+\) +reads-$WL_PID +\| .*\|  vfs_read\(\) \{$" $N
+  expect_lines /tmp/fg.out '\|  \} /\* vfs_read \*/$' $N
+}
+
+# -D: no duration column; -C: sleep-time off while tracing (restored after,
+# which the runner checks); -L with -d: buffered, one thread.
+case_funcgraph_no_duration_buffered() {
+  start_workload reads $N
+  local sleep_time
+  rm -f /tmp/fg.out
+  funcgraph -D -C -d 4 -L "$WL_PID" -m 2 vfs_read > /tmp/fg.out 2> /tmp/fg.out.err &
+  local tool=$!
+  defer "kill $tool 2>/dev/null"
+  wait_for /tmp/fg.out '^Tracing '
+  sleep_time=$(cat $T/options/sleep-time)
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  wait "$tool" || fail "funcgraph exited with $?: $(tail -n 3 /tmp/fg.out.err)"
+  [ "$sleep_time" = 0 ] || fail "options/sleep-time was $sleep_time under -C"
+  has /tmp/fg.out '^Tracing "vfs_read" for TID [0-9]+ for 4 seconds\.\.\.$' "the header"
+  expect_lines /tmp/fg.out '^ [0-9]+\) +vfs_read\(\) \{$' $N
+  [ "$(count /tmp/fg.out ' us +\|')" -eq 0 ] || fail "a duration under -D"
+  expect_lines /tmp/fg.out '^ [0-9]+\) +\}$' $N
+}
+
+# perf-tools' funcgraph on one run of the workload, ours on another (both
+# need the top level here): the same number of graphs, the same calls in
+# them (names and depth, durations aside).
+case_funcgraph_same_as_perf_tools() {
+  skip_in_static_image "perf-tools' funcgraph is a bash script, and the static image has no libc for bash"
+  [ -x /usr/sbin/funcgraph-perf ] && [ -x /bin/bash ] ||
+    fail "no /usr/sbin/funcgraph-perf or /bin/bash in the image (perf-tools-unstable installed?)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  start_workload reads $N
+  local first=$WL_PID theirs
+  rm -f /tmp/theirs.out
+  /usr/sbin/funcgraph-perf -m 2 -p "$first" -d 4 vfs_read > /tmp/theirs.out 2> /tmp/theirs.err &
+  theirs=$!
+  defer "kill $theirs 2>/dev/null"
+  step "waiting for funcgraph-perf's sleep"
+  child_running "$theirs" "sleep 4 " > /dev/null || fail "funcgraph-perf never slept: $(cat /tmp/theirs.err)"
+  kill -USR1 "$first"
+  wait_for "$WL_OUT" '^done$'
+  wait "$theirs" || fail "funcgraph-perf exited with $?: $(cat /tmp/theirs.err)"
+  start_workload reads $N
+  buffered_run /tmp/ours.out funcgraph -m 2 -p "$WL_PID" -d 4 vfs_read
+  expect_lines /tmp/theirs.out '\|  vfs_read\(\) \{$' $N
+  expect_lines /tmp/ours.out '\|  vfs_read\(\) \{$' $N
+  # The calls, without CPU, duration and interrupts (which differ by run).
+  sed -n 's/^ [0-9]*) [^|]*|\(  *[a-z_][a-z_0-9.]*\)();*.*/\1/p' /tmp/theirs.out |
+    grep -v -e irq -e _apic_ -e sysvec | sort | uniq -c > /tmp/theirs.text
+  sed -n 's/^ [0-9]*) [^|]*|\(  *[a-z_][a-z_0-9.]*\)();*.*/\1/p' /tmp/ours.out |
+    grep -v -e irq -e _apic_ -e sysvec | sort | uniq -c > /tmp/ours.text
+  cmp -s /tmp/ours.text /tmp/theirs.text ||
+    fail "different calls: $(diff /tmp/ours.text /tmp/theirs.text | head -n 6)"
+  cat /tmp/ours.text
+}
+
+# The lock: a live holder's makes funcgraph refuse, naming its PID, and
+# changes nothing; a dead holder's is taken over (and removed at the end);
+# reset-tracing -f removes a live holder's.
+case_funcgraph_lock() {
+  skip_when_forced instances "the same path: the top level either way here"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  start_workload reads $N
+  defer "rm -f /var/tmp/.ftrace-lock"
+  echo "$WL_PID" > /var/tmp/.ftrace-lock
+  rm -f /tmp/fg.out
+  funcgraph -d 1 vfs_read > /tmp/fg.out 2>&1 && fail "funcgraph ran while PID $WL_PID held the lock"
+  has /tmp/fg.out "^funcgraph: .*in use by PID $WL_PID" "the refusal naming the holder"
+  [ "$(cat /var/tmp/.ftrace-lock)" = "$WL_PID" ] || fail "the holder's lock was changed"
+  reset-tracing -f > /tmp/rt.out 2>&1 || fail "reset-tracing -f exited with $?: $(cat /tmp/rt.out)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "reset-tracing -f left the lock: $(cat /tmp/rt.out)"
+  # A dead holder: a PID no process has.
+  sh -c 'exit 0' & local dead=$!
+  wait $dead
+  echo "$dead" > /var/tmp/.ftrace-lock
+  buffered_run /tmp/fg.out funcgraph -d 3 -m 1 -p "$WL_PID" vfs_read
+  expect_lines /tmp/fg.out '\|  vfs_read\(\);$' $N
+  [ -e /var/tmp/.ftrace-lock ] && fail "the lock is left: $(cat /var/tmp/.ftrace-lock)"
+  return 0
+}

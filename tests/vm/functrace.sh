@@ -1,0 +1,79 @@
+# tests/vm/functrace.sh: functrace, the function tracer on set_ftrace_filter.
+# The truth: the reads workload makes exactly N read(2) calls after its go,
+# each of which calls vfs_read() once.
+
+N=97
+
+# -p: exactly N "vfs_read <-ksys_read" lines, as the kernel prints them.
+case_functrace_pid_exact() {
+  start_workload reads $N
+  traced_run /tmp/ft.out functrace -p "$WL_PID" vfs_read
+  has /tmp/ft.out '^Tracing "vfs_read" for PID [0-9]+\.\.\. Ctrl-C to end\.$' "the header"
+  expect_lines /tmp/ft.out "^ +reads-$WL_PID +\[[0-9]+\] [^ ]+ +[0-9.]+: vfs_read <-" $N
+  has /tmp/ft.out '^Ending tracing\.\.\.$' "the end line"
+  [ "$(count /tmp/ft.out '^#')" -eq 0 ] || fail "header lines without -H"
+}
+
+# -L TID with -H: the kernel's header of the function tracer, then the lines.
+case_functrace_tid_with_headers() {
+  start_workload reads $N
+  traced_run /tmp/ft.out functrace -H -L "$WL_PID" 'vfs_rea*'
+  has /tmp/ft.out '^Tracing "vfs_rea\*" for TID [0-9]+\.\.\. Ctrl-C to end\.$' "the header"
+  has /tmp/ft.out '^# tracer: function$' "the trace file's header"
+  has /tmp/ft.out '^#+.*TASK-PID' "the column header"
+  expect_lines /tmp/ft.out ": vfs_read <-" $N
+}
+
+# -d: buffered, read once at the end; a glob; exactly N again.
+case_functrace_buffered() {
+  start_workload reads $N
+  buffered_run /tmp/ft.out functrace -d 3 -p "$WL_PID" 'vfs_r*'
+  has /tmp/ft.out '^Tracing "vfs_r\*" for PID [0-9]+ for 3 seconds\.\.\.$' "the header"
+  expect_lines /tmp/ft.out ": vfs_read <-" $N
+}
+
+# perf-tools' functrace on the same workload: the same calls, the same text
+# after the timestamp. (Ours runs in an instance: both trace at once.)
+case_functrace_same_as_perf_tools() {
+  skip_in_static_image "perf-tools' functrace is a bash script, and the static image has no libc for bash"
+  skip_when_forced instances "without instances both trace at the top level, where perf-tools' lock admits one at a time"
+  [ -x /usr/sbin/functrace-perf ] && [ -x /bin/bash ] ||
+    fail "no /usr/sbin/functrace-perf or /bin/bash in the image (perf-tools-unstable installed?)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  start_workload reads $N
+  rm -f /tmp/ours.out /tmp/theirs.out
+  functrace -p "$WL_PID" vfs_read > /tmp/ours.out 2> /tmp/ours.err &
+  local ours=$! theirs cat_pid i=0
+  defer "kill $ours 2>/dev/null"
+  wait_for /tmp/ours.out 'Ctrl-C to end'
+  /usr/sbin/functrace-perf -p "$WL_PID" vfs_read > /tmp/theirs.out 2> /tmp/theirs.err &
+  theirs=$!
+  defer "kill $theirs 2>/dev/null"
+  step "waiting for functrace-perf's cat trace_pipe"
+  cat_pid=$(child_running "$theirs" "cat trace_pipe ") ||
+    fail "functrace-perf never read trace_pipe: $(cat /tmp/theirs.err)"
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  while [ "$(count /tmp/theirs.out ': vfs_read <-')" -lt $N ] ||
+        [ "$(count /tmp/ours.out ': vfs_read <-')" -lt $N ]; do
+    i=$((i + 1)); [ $i -le 300 ] || break
+    sleep 0.1
+  done
+  kill -TERM "$cat_pid"
+  wait "$theirs"
+  kill -INT "$ours"
+  wait "$ours" || fail "functrace exited with $?: $(cat /tmp/ours.err)"
+  expect_lines /tmp/theirs.out ": vfs_read <-" $N
+  expect_lines /tmp/ours.out ": vfs_read <-" $N
+  sed -n 's/.*: \(vfs_read <-.*\)/\1/p' /tmp/theirs.out | sort > /tmp/theirs.text
+  sed -n 's/.*: \(vfs_read <-.*\)/\1/p' /tmp/ours.out | sort > /tmp/ours.text
+  cmp -s /tmp/ours.text /tmp/theirs.text ||
+    fail "different text: $(diff /tmp/ours.text /tmp/theirs.text | head -n 5)"
+}
+
+# A function no kernel has: the kernel's refusal, said plainly, exit 1.
+case_functrace_no_such_function() {
+  rm -f /tmp/ft.out
+  functrace tk_no_such_function_x > /tmp/ft.out 2>&1 && fail "functrace exited 0"
+  has /tmp/ft.out '^functrace: no traceable kernel function matches "tk_no_such_function_x"' "the error"
+}
