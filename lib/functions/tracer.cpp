@@ -39,107 +39,85 @@ bool word_in(std::string_view text, std::string_view word) {
   return false;
 }
 
-class TextTracer : public session::Engine {
- public:
-  explicit TextTracer(const Options& o)
-      : o_(o), filter_(o.headers, o.threshold_us && o.proc) {}
+}  // namespace
 
-  Status start(const std::string& dir);
-  std::string streaming_header() const;
+Tracer::Tracer(const Options& o) : o_(o), filter_(o.headers, o.threshold_us && o.proc) {}
 
-  void poll(int timeout_ms) override {
-    pollfd p{pipe_.get(), POLLIN, 0};
-    (void)::poll(&p, 1, std::min(timeout_ms, kPipePollMs));  // EINTR: read anyway
-    drain();
-    print(std::cout);
+void Tracer::poll(int timeout_ms) {
+  pollfd p{pipe_.get(), POLLIN, 0};
+  (void)::poll(&p, 1, std::min(timeout_ms, kPipePollMs));  // EINTR: read anyway
+  drain();
+  print(std::cout);
+}
+
+void Tracer::stop() {
+  (void)inst_->set_tracing_on(false);
+  if (!o_.duration) drain();
+}
+
+void Tracer::report(std::ostream& out, std::ostream& err) {
+  if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) {
+    if (o_.duration) read_trace_file(out);
+    filter_.finish(pending_);
+    print(out);
   }
+  session::report_lost(err, dropped(), o_.duration.has_value());
+}
 
-  void stop() override {
-    (void)inst_->set_tracing_on(false);
-    if (!o_.duration) drain();
-  }
-
-  void report(std::ostream& out, std::ostream& err) override {
-    if (cli::stop_signal() != SIGPIPE && !cli::stdout_closed()) {
-      if (o_.duration) read_trace_file(out);
-      filter_.finish(pending_);
-      print(out);
-    }
-    session::report_lost(err, dropped(), o_.duration.has_value());
-  }
-
- private:
-  // Reads what trace_pipe has now (non-blocking) into pending_.
-  void drain() {
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(pipe_.get(), buf, sizeof buf);
-      if (n > 0) {
-        filter_.feed(std::string_view(buf, static_cast<size_t>(n)), pending_);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      return;  // EAGAIN: empty for now; 0: tracing is off and all is read
-    }
-  }
-
-  void read_trace_file(std::ostream& out) {
-    Fd fd(::open((inst_->path() + "/trace").c_str(), O_RDONLY | O_CLOEXEC));
-    if (!fd.valid()) {
-      std::cerr << o_.tool << ": cannot read " << inst_->path() << "/trace: "
-                << std::strerror(errno) << "\n";
-      return;
-    }
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd.get(), buf, sizeof buf);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
+// Reads what trace_pipe has now (non-blocking) into pending_.
+void Tracer::drain() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(pipe_.get(), buf, sizeof buf);
+    if (n > 0) {
       filter_.feed(std::string_view(buf, static_cast<size_t>(n)), pending_);
-      if (pending_.size() > sizeof buf) print(out);
-      if (!out) return;
+      continue;
     }
+    if (n < 0 && errno == EINTR) continue;
+    return;  // EAGAIN: empty for now; 0: tracing is off and all is read
   }
+}
 
-  void print(std::ostream& out) {
-    if (pending_.empty()) return;
-    if (out) out << pending_ << std::flush;
-    pending_.clear();
+void Tracer::read_trace_file(std::ostream& out) {
+  Fd fd(::open((inst_->path() + "/trace").c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
+    std::cerr << o_.tool << ": cannot read " << inst_->path() << "/trace: " << std::strerror(errno)
+              << "\n";
+    return;
   }
-
-  uint64_t dropped() const {
-    uint64_t n = 0;
-    std::error_code ec;
-    for (const auto& d : std::filesystem::directory_iterator(inst_->path() + "/per_cpu", ec)) {
-      const std::string name = d.path().filename();
-      if (name.rfind("cpu", 0) != 0) continue;
-      if (auto cpu = parse_int<int>(std::string_view(name).substr(3)))
-        if (auto k = inst_->dropped_events(*cpu)) n += *k;
-    }
-    return n;
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    filter_.feed(std::string_view(buf, static_cast<size_t>(n)), pending_);
+    if (pending_.size() > sizeof buf) print(out);
+    if (!out) return;
   }
+}
 
-  // A setting that may exist only at the top level: the instance's own when
-  // it has the file, else through the top-level guard (taken on first use).
-  Status set_shared(const std::string& rel, const std::string& value);
-  Status set_option(const std::string& option, bool on, const std::string& flag);
+void Tracer::print(std::ostream& out) {
+  if (pending_.empty()) return;
+  if (out) out << pending_ << std::flush;
+  pending_.clear();
+}
 
-  Options o_;
-  LineFilter filter_;
-  std::string pending_;
-  std::string dir_;
-  // Destroyed in reverse: the pipe first (an open trace_pipe keeps the
-  // instance busy), then the instance (the tracer off, its settings
-  // undone), then the top-level settings and the lock.
-  std::optional<tracefs::TopLevel> guard_;
-  std::optional<tracefs::Instance> inst_;
-  Fd pipe_;
-};
+uint64_t Tracer::dropped() const {
+  uint64_t n = 0;
+  std::error_code ec;
+  for (const auto& d : std::filesystem::directory_iterator(inst_->path() + "/per_cpu", ec)) {
+    const std::string name = d.path().filename();
+    if (name.rfind("cpu", 0) != 0) continue;
+    if (auto cpu = parse_int<int>(std::string_view(name).substr(3)))
+      if (auto k = inst_->dropped_events(*cpu)) n += *k;
+  }
+  return n;
+}
 
-Status TextTracer::set_shared(const std::string& rel, const std::string& value) {
+Status Tracer::set_shared(const std::string& rel, const std::string& value) {
   if (inst_->is_top_level() || inst_->has(rel)) return inst_->set(rel, value);
   if (!guard_) {
-    auto g = tracefs::TopLevel::acquire(dir_);
+    auto g = tracefs::TopLevel::acquire(dir_, lock_path_);
     if (!g) return g.error();
     guard_.emplace(std::move(*g));
   }
@@ -148,7 +126,7 @@ Status TextTracer::set_shared(const std::string& rel, const std::string& value) 
   return guard_->set(rel, value);
 }
 
-Status TextTracer::set_option(const std::string& option, bool on, const std::string& flag) {
+Status Tracer::set_option(const std::string& option, bool on, const std::string& flag) {
   auto s = set_shared("options/" + option, on ? "1" : "0");
   if (s) return s;
   Error e = s.error();
@@ -157,13 +135,20 @@ Status TextTracer::set_option(const std::string& option, bool on, const std::str
   return e;
 }
 
-Status TextTracer::start(const std::string& dir) {
+Result<std::unique_ptr<Tracer>> Tracer::start(const Options& o, const std::string& tracing_dir,
+                                               bool instances, const std::string& lock_path) {
+  std::unique_ptr<Tracer> t(new Tracer(o));
+  if (auto s = t->setup(tracing_dir, instances, lock_path); !s) return s.error();
+  return t;
+}
+
+Status Tracer::setup(const std::string& dir, bool instances, const std::string& lock_path) {
   dir_ = dir;
-  auto& features = kernel::Features::host();
+  lock_path_ = lock_path;
   const std::string tracer = o_.graph ? "function_graph" : "function";
   // Where the tracer may run: our own instance, when the kernel allows it
   // there; else the top level, under the lock.
-  if (features.has(kernel::Feature::kInstances)) {
+  if (instances) {
     auto inst = tracefs::Instance::create(dir);
     if (!inst) return inst.error();
     auto tracers = inst->read("available_tracers");
@@ -172,7 +157,7 @@ Status TextTracer::start(const std::string& dir) {
       inst_.emplace(std::move(*inst));
   }
   if (!inst_) {
-    auto top = tracefs::Instance::top_level(dir);
+    auto top = tracefs::Instance::top_level(dir, lock_path);
     if (!top) return top.error();
     inst_.emplace(std::move(*top));
     auto current = inst_->read("current_tracer");
@@ -255,11 +240,10 @@ Status TextTracer::start(const std::string& dir) {
   return inst_->set_tracing_on(true);
 }
 
-std::string TextTracer::streaming_header() const {
+std::string Tracer::header() const {
   return tracefs::trace_file_header(inst_->path() + "/trace");
 }
 
-}  // namespace
 
 bool LineFilter::keep(std::string_view line) const {
   if (!headers_ && !line.empty() && line[0] == '#') return false;
@@ -382,16 +366,16 @@ int trace(const Options& o) {
   if (!features.has(needed)) return fail(features.missing(needed));
   cli::sweep_leftovers(cli::Sweep::kMount);
 
-  TextTracer t(o);
-  if (auto s = t.start(*dir); !s) return fail(s.error());
+  auto t = Tracer::start(o, *dir, features.has(kernel::Feature::kInstances));
+  if (!t) return fail(t.error());
   session::RunOptions r;
   r.header = header_line(o);
-  if (o.headers && !o.duration) r.header += t.streaming_header();
+  if (o.headers && !o.duration) r.header += (*t)->header();
   r.duration = o.duration;
   r.buffered = o.duration.has_value();
   r.prints_events = true;
   r.after_report = "\nEnding tracing...\n";
-  return session::run(t, r);
+  return session::run(**t, r);
 }
 
 }  // namespace tracekit::functions

@@ -30,6 +30,9 @@
 
 #include "cli/command.hpp"
 #include "session/run.hpp"
+#include "tracefs/instance.hpp"
+#include "tracefs/top_level.hpp"
+#include "util/fd.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::functions {
@@ -95,6 +98,54 @@ class SharedOptions {
   double secs_ = 0;
   bool all_ = false;
   std::string latency_;
+};
+
+// The engine: the tracer set up and started, its text read and printed (on
+// std::cout, as session::run reports).
+class Tracer : public session::Engine {
+ public:
+  // Sets the tracer up in tracing_dir and starts it: in a private instance
+  // when instances is true and the kernel allows the tracer there, else at
+  // the top level under the lock at lock_path (which also guards the
+  // top-level settings of an instance run). Error: a setting the kernel
+  // refused (what undoes itself is undone), the lock held, another tracer
+  // current at the top level, no such process.
+  static Result<std::unique_ptr<Tracer>> start(const Options& o, const std::string& tracing_dir,
+                                               bool instances,
+                                               const std::string& lock_path = tracefs::kFtraceLock);
+  ~Tracer() override = default;
+
+  // The trace file's "#" lines as the tracer prints them now (-H).
+  std::string header() const;
+  // Where it traces: the instance's directory, or the top level's.
+  const std::string& path() const { return inst_->path(); }
+
+  void poll(int timeout_ms) override;
+  void stop() override;
+  void report(std::ostream& out, std::ostream& err) override;
+
+ private:
+  explicit Tracer(const Options& o);
+  Status setup(const std::string& dir, bool instances, const std::string& lock_path);
+  // A setting that may exist only at the top level: the instance's own when
+  // it has the file, else through the top-level guard (taken on first use).
+  Status set_shared(const std::string& rel, const std::string& value);
+  Status set_option(const std::string& option, bool on, const std::string& flag);
+  void drain();
+  void read_trace_file(std::ostream& out);
+  void print(std::ostream& out);
+  uint64_t dropped() const;
+
+  Options o_;
+  LineFilter filter_;
+  std::string pending_;
+  std::string dir_, lock_path_;
+  // Destroyed in reverse: the pipe first (an open trace_pipe keeps the
+  // instance busy), then the instance (the tracer off, its settings
+  // undone), then the top-level settings and the lock.
+  std::optional<tracefs::TopLevel> guard_;
+  std::optional<tracefs::Instance> inst_;
+  Fd pipe_;
 };
 
 // Checks the kernel has what o needs, sets the tracer up, and runs it (see

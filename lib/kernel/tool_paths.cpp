@@ -114,6 +114,18 @@ std::vector<ToolUse> make_uses() {
        "-p PID",
        {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
         {"a common_pid filter of the threads at the start", {F::kEventTracing}}}},
+      {"functrace",
+       "",
+       {{"the function tracer in a private instance", {F::kInstances, F::kFunctionTracer}},
+        {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}}},
+      {"funcgraph",
+       "",
+       {{"function_graph in a private instance where the kernel allows it (Linux 6.12+), "
+         "else at the top level (perf-tools' lock)",
+         {F::kFunctionGraph}}}},
+      {"funcslower",
+       "",
+       {{"function_graph with tracing_thresh (perf-tools' lock)", {F::kFunctionGraph}}}},
       {"reset-tracing", "", {{"tracefs", {F::kTracefs}}, {"debugfs's tracing", {F::kDebugfsTracing}}}},
   };
 }
