@@ -53,35 +53,34 @@ case_funcgraph_no_duration_buffered() {
 }
 
 # perf-tools' funcgraph on one run of the workload, ours on another (both
-# need the top level here): the same number of graphs, the same calls in
-# them (names and depth, durations aside).
+# need the top level here), with -D -P -T -m 2: the same text, line for
+# line, once the PIDs, the CPUs and the interrupts (which differ by run) are
+# left aside.
 case_funcgraph_same_as_perf_tools() {
   skip_in_static_image "perf-tools' funcgraph is a bash script, and the static image has no libc for bash"
   [ -x /usr/sbin/funcgraph-perf ] && [ -x /bin/bash ] ||
     fail "no /usr/sbin/funcgraph-perf or /bin/bash in the image (perf-tools-unstable installed?)"
   [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
   start_workload reads $N
-  local first=$WL_PID theirs
+  local first=$WL_PID theirs f
   rm -f /tmp/theirs.out
-  /usr/sbin/funcgraph-perf -m 2 -p "$first" -d 4 vfs_read > /tmp/theirs.out 2> /tmp/theirs.err &
+  /usr/sbin/funcgraph-perf -D -P -T -m 2 -p "$first" -d 3 vfs_read > /tmp/theirs.out 2> /tmp/theirs.err &
   theirs=$!
   defer "kill $theirs 2>/dev/null"
   step "waiting for funcgraph-perf's sleep"
-  child_running "$theirs" "sleep 4 " > /dev/null || fail "funcgraph-perf never slept: $(cat /tmp/theirs.err)"
+  child_running "$theirs" "sleep 3 " > /dev/null || fail "funcgraph-perf never slept: $(cat /tmp/theirs.err)"
   kill -USR1 "$first"
   wait_for "$WL_OUT" '^done$'
   wait "$theirs" || fail "funcgraph-perf exited with $?: $(cat /tmp/theirs.err)"
   start_workload reads $N
-  buffered_run /tmp/ours.out funcgraph -m 2 -p "$WL_PID" -d 4 vfs_read
-  expect_lines /tmp/theirs.out '\|  vfs_read\(\) \{$' $N
-  expect_lines /tmp/ours.out '\|  vfs_read\(\) \{$' $N
-  # The calls, without CPU, duration and interrupts (which differ by run).
-  sed -n 's/^ [0-9]*) [^|]*|\(  *[a-z_][a-z_0-9.]*\)();*.*/\1/p' /tmp/theirs.out |
-    grep -v -e irq -e _apic_ -e sysvec | sort | uniq -c > /tmp/theirs.text
-  sed -n 's/^ [0-9]*) [^|]*|\(  *[a-z_][a-z_0-9.]*\)();*.*/\1/p' /tmp/ours.out |
-    grep -v -e irq -e _apic_ -e sysvec | sort | uniq -c > /tmp/ours.text
+  buffered_run /tmp/ours.out funcgraph -D -P -T -m 2 -p "$WL_PID" -d 3 vfs_read
+  for f in theirs ours; do
+    expect_lines /tmp/$f.out '\| vfs_read\(\) \{$' $N
+    grep -E '^ [0-9]+\) ' /tmp/$f.out | grep -v -e irq -e _apic_ -e sysvec -e '=>' |
+      sed -e 's/^ [0-9]*) //' -e 's/reads-[0-9]*/reads-PID/' | sort | uniq -c > /tmp/$f.text
+  done
   cmp -s /tmp/ours.text /tmp/theirs.text ||
-    fail "different calls: $(diff /tmp/ours.text /tmp/theirs.text | head -n 6)"
+    fail "different text: $(diff /tmp/ours.text /tmp/theirs.text | head -n 6)"
   cat /tmp/ours.text
 }
 
