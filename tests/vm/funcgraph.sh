@@ -37,7 +37,7 @@ case_funcgraph_no_duration_buffered() {
   start_workload reads $N
   local sleep_time
   rm -f /tmp/fg.out
-  funcgraph -D -C -d 4 -L "$WL_PID" -m 2 vfs_read > /tmp/fg.out 2> /tmp/fg.out.err &
+  funcgraph -D -C -d 3 -L "$WL_PID" -m 2 vfs_read > /tmp/fg.out 2> /tmp/fg.out.err &
   local tool=$!
   defer "kill $tool 2>/dev/null"
   wait_for /tmp/fg.out '^Tracing '
@@ -46,7 +46,7 @@ case_funcgraph_no_duration_buffered() {
   wait_for "$WL_OUT" '^done$'
   wait "$tool" || fail "funcgraph exited with $?: $(tail -n 3 /tmp/fg.out.err)"
   [ "$sleep_time" = 0 ] || fail "options/sleep-time was $sleep_time under -C"
-  has /tmp/fg.out '^Tracing "vfs_read" for TID [0-9]+ for 4 seconds\.\.\.$' "the header"
+  has /tmp/fg.out '^Tracing "vfs_read" for TID [0-9]+ for 3 seconds\.\.\.$' "the header"
   expect_lines /tmp/fg.out '^ [0-9]+\) +vfs_read\(\) \{$' $N
   [ "$(count /tmp/fg.out ' us +\|')" -eq 0 ] || fail "a duration under -D"
   expect_lines /tmp/fg.out '^ [0-9]+\) +\}$' $N
@@ -82,29 +82,4 @@ case_funcgraph_same_as_perf_tools() {
   cmp -s /tmp/ours.text /tmp/theirs.text ||
     fail "different text: $(diff /tmp/ours.text /tmp/theirs.text | head -n 6)"
   cat /tmp/ours.text
-}
-
-# The lock: a live holder's makes funcgraph refuse, naming its PID, and
-# changes nothing; a dead holder's is taken over (and removed at the end);
-# reset-tracing -f removes a live holder's.
-case_funcgraph_lock() {
-  skip_when_forced instances "the same path: the top level either way here"
-  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
-  start_workload reads $N
-  defer "rm -f /var/tmp/.ftrace-lock"
-  echo "$WL_PID" > /var/tmp/.ftrace-lock
-  rm -f /tmp/fg.out
-  funcgraph -d 1 vfs_read > /tmp/fg.out 2>&1 && fail "funcgraph ran while PID $WL_PID held the lock"
-  has /tmp/fg.out "^funcgraph: .*in use by PID $WL_PID" "the refusal naming the holder"
-  [ "$(cat /var/tmp/.ftrace-lock)" = "$WL_PID" ] || fail "the holder's lock was changed"
-  reset-tracing -f > /tmp/rt.out 2>&1 || fail "reset-tracing -f exited with $?: $(cat /tmp/rt.out)"
-  [ -e /var/tmp/.ftrace-lock ] && fail "reset-tracing -f left the lock: $(cat /tmp/rt.out)"
-  # A dead holder: a PID no process has.
-  sh -c 'exit 0' & local dead=$!
-  wait $dead
-  echo "$dead" > /var/tmp/.ftrace-lock
-  buffered_run /tmp/fg.out funcgraph -d 3 -m 1 -p "$WL_PID" vfs_read
-  expect_lines /tmp/fg.out '\|  vfs_read\(\);$' $N
-  [ -e /var/tmp/.ftrace-lock ] && fail "the lock is left: $(cat /var/tmp/.ftrace-lock)"
-  return 0
 }

@@ -65,3 +65,30 @@ case_funcslower_same_as_perf_tools() {
   buffered_run /tmp/ours.out funcslower -p "$WL_PID" -d 3 hrtimer_nanosleep 10000
   expect_lines /tmp/ours.out '\|  \} /\* hrtimer_nanosleep \*/$' $N
 }
+
+# The lock (function_graph and tracing_thresh are the top level's here):
+# a live holder's makes funcslower refuse, naming its PID, and changes
+# nothing; reset-tracing -f removes it; a dead holder's is taken over (and
+# removed at the end).
+case_funcslower_lock() {
+  skip_when_forced instances "the same path: the top level either way here"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  start_workload sleeps $N 20
+  defer "rm -f /var/tmp/.ftrace-lock"
+  echo "$WL_PID" > /var/tmp/.ftrace-lock
+  rm -f /tmp/fs.out
+  funcslower -d 1 hrtimer_nanosleep 10000 > /tmp/fs.out 2>&1 &&
+    fail "funcslower ran while PID $WL_PID held the lock"
+  has /tmp/fs.out "^funcslower: .*in use by PID $WL_PID" "the refusal naming the holder"
+  [ "$(cat /var/tmp/.ftrace-lock)" = "$WL_PID" ] || fail "the holder's lock was changed"
+  reset-tracing -f > /tmp/rt.out 2>&1 || fail "reset-tracing -f exited with $?: $(cat /tmp/rt.out)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "reset-tracing -f left the lock: $(cat /tmp/rt.out)"
+  # A dead holder: a PID no process has.
+  sh -c 'exit 0' & local dead=$!
+  wait $dead
+  echo "$dead" > /var/tmp/.ftrace-lock
+  buffered_run /tmp/fs.out funcslower -d 2 -p "$WL_PID" hrtimer_nanosleep 10000
+  expect_lines /tmp/fs.out '\} /\* hrtimer_nanosleep \*/' $N
+  [ -e /var/tmp/.ftrace-lock ] && fail "the lock is left: $(cat /var/tmp/.ftrace-lock)"
+  return 0
+}
