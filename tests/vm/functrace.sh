@@ -77,3 +77,32 @@ case_functrace_no_such_function() {
   functrace tk_no_such_function_x > /tmp/ft.out 2>&1 && fail "functrace exited 0"
   has /tmp/ft.out '^functrace: no traceable kernel function matches "tk_no_such_function_x"' "the error"
 }
+
+# A reader that has gone (| head) ends the run, and tracefs is left as it
+# was (the runner checks).
+case_functrace_closed_stdout_ends_the_run() {
+  start_workload reads 997
+  rm -f /tmp/ft.out /tmp/ft.err
+  (functrace -p "$WL_PID" vfs_read 2> /tmp/ft.err; echo "exit $?" >> /tmp/ft.err) | head -n 3 > /tmp/ft.out &
+  local pipeline=$!
+  defer "kill $pipeline 2>/dev/null"
+  # (head's output is not written until it ends: wait for the tracer on, in
+  # functrace's instance, or at the top level without instances.)
+  step "waiting for the function tracer in functrace's instance"
+  local i=0 d
+  d=$(ls -d $T/instances/tracekit_* 2>/dev/null | head -n 1)
+  until d=${d:-$(ls -d $T/instances/tracekit_* 2>/dev/null | head -n 1)}
+        [ "$(cat ${d:-$T}/current_tracer 2>/dev/null)" = function ] &&
+        [ "$(cat ${d:-$T}/tracing_on 2>/dev/null)" = 1 ]; do
+    i=$((i + 1)); [ $i -le 300 ] || fail "functrace never started: $(cat /tmp/ft.err)"
+    sleep 0.1
+  done
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  step "waiting for functrace to see its reader gone"
+  wait_for /tmp/ft.err '^exit '
+  wait "$pipeline"
+  has /tmp/ft.out '^Tracing "vfs_read" for PID' "the header"
+  expect_lines /tmp/ft.out ': vfs_read <-' 2
+  has /tmp/ft.err '^exit 0$' "exit status 0"
+}
