@@ -191,25 +191,19 @@ Status Tracer::setup(const std::string& dir, bool instances, const std::string& 
       if (auto s = inst_->set_option("function-fork", true); !s) return s;
   }
 
+  // The kernel refuses a funcstring that matches no traceable function.
+  auto no_match = [&](const Error& e, const std::string& file) {
+    if (e.err != EINVAL) return e;
+    return Error{EINVAL, "no traceable kernel function matches \"" + o_.functions + "\"",
+                 inst_->path() + "/" + file, "the names are in available_filter_functions"};
+  };
   const std::vector<std::string> functions{o_.functions};
   if (!o_.graph || o_.threshold_us)
-    if (auto s = inst_->set_ftrace_filter(functions); !s) {
-      Error e = s.error();
-      if (e.err == EINVAL)
-        e = Error{EINVAL, "no traceable kernel function matches \"" + o_.functions + "\"",
-                  inst_->path() + "/set_ftrace_filter",
-                  "the names are in available_filter_functions"};
-      return e;
-    }
+    if (auto s = inst_->set_ftrace_filter(functions); !s)
+      return no_match(s.error(), "set_ftrace_filter");
   if (o_.graph) {
-    if (auto s = inst_->set_graph_function(functions); !s) {
-      Error e = s.error();
-      if (e.err == EINVAL)
-        e = Error{EINVAL, "no traceable kernel function matches \"" + o_.functions + "\"",
-                  inst_->path() + "/set_graph_function",
-                  "the names are in available_filter_functions"};
-      return e;
-    }
+    if (auto s = inst_->set_graph_function(functions); !s)
+      return no_match(s.error(), "set_graph_function");
     if (o_.max_depth)
       if (auto s = set_shared("max_graph_depth", std::to_string(*o_.max_depth)); !s) {
         Error e = s.error();

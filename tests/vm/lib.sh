@@ -145,9 +145,15 @@ wait_for() {
 # traced_run OUT CMD...: runs CMD (a tracing tool) in the background, waits
 # for its header, lets the workload of start_workload go (SIGUSR1), waits
 # until it is done, then stops the tool with SIGINT and waits for it.
-traced_run() {
-  local out=$1 tool
-  shift
+traced_run() { _workload_run interrupt "$@"; }
+
+# buffered_run OUT CMD...: the same for a tool with -d SECS (which reads the
+# kernel's buffer once at the end), which is left to end by itself.
+buffered_run() { _workload_run wait "$@"; }
+
+_workload_run() {
+  local how=$1 out=$2 tool
+  shift 2
   # The file must not exist before the tool opens it: the header of an
   # earlier case's run would be taken for this one's (the shell truncates
   # the file in the child, after fork, maybe after wait_for looked).
@@ -156,33 +162,22 @@ traced_run() {
   tool=$!
   defer "kill $tool 2>/dev/null"
   step "started $* (pid $tool); waiting for its header"
-  wait_for "$out" 'Ctrl-C to end|STACK$|\(buffered\)'
+  if [ "$how" = interrupt ]; then
+    wait_for "$out" 'Ctrl-C to end|STACK$|\(buffered\)'
+  else
+    wait_for "$out" '^Tracing '
+  fi
   step "header seen; go to the workload"
   kill -USR1 "$WL_PID"
   wait_for "$WL_OUT" '^done$'
-  step "workload done; SIGINT to the tool"
-  kill -INT "$tool"
+  if [ "$how" = interrupt ]; then
+    step "workload done; SIGINT to the tool"
+    kill -INT "$tool"
+  else
+    step "workload done; waiting for the tool's end"
+  fi
   wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
   step "the tool exited"
-}
-
-# buffered_run OUT CMD...: runs CMD (a tool with -d SECS, which reads the
-# kernel's buffer once at the end) in the background, waits for its
-# "Tracing" header, lets the workload of start_workload go (SIGUSR1), waits
-# until it is done, then waits for the tool to end by itself.
-buffered_run() {
-  local out=$1 tool
-  shift
-  rm -f "$out" "$out.err"
-  "$@" > "$out" 2> "$out.err" &
-  tool=$!
-  defer "kill $tool 2>/dev/null"
-  step "started $* (pid $tool); waiting for its header"
-  wait_for "$out" '^Tracing '
-  kill -USR1 "$WL_PID"
-  wait_for "$WL_OUT" '^done$'
-  step "workload done; waiting for the tool's end"
-  wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
 }
 
 # child_running PARENT CMDLINE: waits (30 s at most) until a child of PARENT
