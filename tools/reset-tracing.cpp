@@ -28,7 +28,7 @@ std::optional<int> parse(int argc, char** argv, Options& o) {
   cli::Command cmd("reset-tracing", "[-fhq]");
   cmd.flag("f,force", &o.force,
            "also remove what live runs hold, and reset global ftrace\n"
-           "state (current_tracer, function filters) like reset-ftrace")
+           "state (current_tracer, function filters, tracing_thresh, options) like reset-ftrace")
       .flag("q,quiet", &o.quiet, "say nothing unless something fails")
       .example("reset-tracing", "remove what killed tracekit runs left behind")
       .example("reset-tracing -f", "also end live runs' tracing, reset ftrace state")

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <utility>
 
 #include "tracefs/instance.hpp"
 #include "util/strings.hpp"
@@ -299,12 +300,27 @@ Cleanup reset_global(const std::string& tracing_dir) {
          std::to_string(n) + (n == 1 ? " entry" : " entries") + " emptied");
   }
 
-  for (const char* opt : {"func_stack_trace", "stacktrace", "userstacktrace"}) {
-    std::string rel = std::string("options/") + opt;
+  // Single values back to the kernel's defaults: function_graph's
+  // threshold (funcslower) and depth (funcgraph -m), the function profiler
+  // (funccount), and the options the tools change.
+  const std::pair<const char*, const char*> defaults[] = {
+      {"tracing_thresh", "0"},
+      {"max_graph_depth", "0"},
+      {"function_profile_enabled", "0"},
+      {"options/func_stack_trace", "0"},
+      {"options/stacktrace", "0"},
+      {"options/userstacktrace", "0"},
+      {"options/funcgraph-abstime", "0"},
+      {"options/funcgraph-proc", "0"},
+      {"options/funcgraph-tail", "0"},
+      {"options/funcgraph-duration", "1"},
+      {"options/sleep-time", "1"},
+  };
+  for (const auto& [rel, value] : defaults) {
     auto cur = read_file(path(rel));
-    if (!cur || trim(*cur) == "0") continue;
-    note(rel, write_control(path(rel), "0", false, {tracing_dir}),
-         std::string(trim(*cur)) + " -> 0");
+    if (!cur || trim(*cur) == value) continue;
+    note(rel, write_control(path(rel), value, false, {tracing_dir}),
+         std::string(trim(*cur)) + " -> " + value);
   }
   return c;
 }

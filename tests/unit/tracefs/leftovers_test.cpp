@@ -294,13 +294,19 @@ TEST(TracefsResetGlobalTest, ResetsOnlyWhatIsSet) {
   t.put("options/stacktrace", "1\n");
   t.put("options/func_stack_trace", "0\n");
   t.put("tracing_on", "0\n");
+  // What funcslower -C, funcgraph -m and funccount leave when killed.
+  t.put("tracing_thresh", "10000\n");
+  t.put("max_graph_depth", "0\n");
+  t.put("options/sleep-time", "0\n");
   auto c = reset_global(t.dir());
   EXPECT_EQ(c.removed,
             (Lines{"current_tracer: function -> nop", "set_ftrace_filter: 2 entries emptied",
-                   "set_graph_notrace: 1 entry emptied", "options/stacktrace: 1 -> 0"}));
+                   "set_graph_notrace: 1 entry emptied", "tracing_thresh: 10000 -> 0",
+                   "options/stacktrace: 1 -> 0", "options/sleep-time: 0 -> 1"}));
   EXPECT_TRUE(c.failed.empty());
   EXPECT_EQ(t.writes(), (Lines{"write T/current_tracer nop", "write T/set_ftrace_filter ",
-                               "write T/set_graph_notrace ", "write T/options/stacktrace 0"}));
+                               "write T/set_graph_notrace ", "write T/tracing_thresh 0",
+                               "write T/options/stacktrace 0", "write T/options/sleep-time 1"}));
   EXPECT_EQ(t.get("tracing_on"), "0\n");  // left alone
   t.log.clear();
   c = reset_global(t.dir());  // now clean
