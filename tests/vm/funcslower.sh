@@ -19,8 +19,8 @@ case_funcslower_exact() {
 # wall times say).
 case_funcslower_none_over_threshold() {
   start_workload sleeps $N 20
-  buffered_run /tmp/fs.out funcslower -d 3 -p "$WL_PID" hrtimer_nanosleep 50000
-  has /tmp/fs.out '^Tracing "hrtimer_nanosleep" for PID [0-9]+ slower than 50000 us for 3 seconds\.\.\.$' "the header"
+  buffered_run /tmp/fs.out funcslower -d 2 -p "$WL_PID" hrtimer_nanosleep 50000
+  has /tmp/fs.out '^Tracing "hrtimer_nanosleep" for PID [0-9]+ slower than 50000 us for 2 seconds\.\.\.$' "the header"
   local over
   over=$(sed -n 's/^slept //p' "$WL_OUT" | tr ' ' '\n' | awk '$1 >= 50000' | wc -l)
   expect_lines /tmp/fs.out '\} /\* hrtimer_nanosleep \*/' "$over"
@@ -30,7 +30,7 @@ case_funcslower_none_over_threshold() {
 # duration any more, so none is over 10 ms.
 case_funcslower_on_cpu_only() {
   start_workload sleeps $N 20
-  buffered_run /tmp/fs.out funcslower -C -d 3 -p "$WL_PID" hrtimer_nanosleep 10000
+  buffered_run /tmp/fs.out funcslower -C -d 2 -p "$WL_PID" hrtimer_nanosleep 10000
   expect_lines /tmp/fs.out '\} /\* hrtimer_nanosleep \*/' 0
 }
 
@@ -53,16 +53,16 @@ case_funcslower_same_as_perf_tools() {
   start_workload sleeps $N 20
   local theirs
   rm -f /tmp/theirs.out
-  /usr/sbin/funcslower-perf -p "$WL_PID" -d 3 hrtimer_nanosleep 10000 > /tmp/theirs.out 2> /tmp/theirs.err &
+  /usr/sbin/funcslower-perf -p "$WL_PID" -d 2 hrtimer_nanosleep 10000 > /tmp/theirs.out 2> /tmp/theirs.err &
   theirs=$!
   defer "kill $theirs 2>/dev/null"
-  child_running "$theirs" "sleep 3 " > /dev/null || fail "funcslower-perf never slept: $(cat /tmp/theirs.err)"
+  child_running "$theirs" "sleep 2 " > /dev/null || fail "funcslower-perf never slept: $(cat /tmp/theirs.err)"
   kill -USR1 "$WL_PID"
   wait_for "$WL_OUT" '^done$'
   wait "$theirs" || fail "funcslower-perf exited with $?: $(cat /tmp/theirs.err)"
   expect_lines /tmp/theirs.out '\|  \} /\* hrtimer_nanosleep \*/$' $N
   start_workload sleeps $N 20
-  buffered_run /tmp/ours.out funcslower -p "$WL_PID" -d 3 hrtimer_nanosleep 10000
+  buffered_run /tmp/ours.out funcslower -p "$WL_PID" -d 2 hrtimer_nanosleep 10000
   expect_lines /tmp/ours.out '\|  \} /\* hrtimer_nanosleep \*/$' $N
 }
 

@@ -27,8 +27,8 @@ case_functrace_tid_with_headers() {
 # -d: buffered, read once at the end; a glob; exactly N again.
 case_functrace_buffered() {
   start_workload reads $N
-  buffered_run /tmp/ft.out functrace -d 3 -p "$WL_PID" 'vfs_r*'
-  has /tmp/ft.out '^Tracing "vfs_r\*" for PID [0-9]+ for 3 seconds\.\.\.$' "the header"
+  buffered_run /tmp/ft.out functrace -d 2 -p "$WL_PID" 'vfs_r*'
+  has /tmp/ft.out '^Tracing "vfs_r\*" for PID [0-9]+ for 2 seconds\.\.\.$' "the header"
   expect_lines /tmp/ft.out ": vfs_read <-" $N
 }
 
