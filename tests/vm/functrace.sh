@@ -5,11 +5,14 @@
 N=97
 
 # -p: exactly N "vfs_read <-ksys_read" lines, as the kernel prints them.
+# (The task's name is "<...>" until the kernel has saved it, at the task's
+# next context switch while tracing: the first lines of a run may have it.
+# Seen once, in the first case after a boot.)
 case_functrace_pid_exact() {
   start_workload reads $N
   traced_run /tmp/ft.out functrace -p "$WL_PID" vfs_read
   has /tmp/ft.out '^Tracing "vfs_read" for PID [0-9]+\.\.\. Ctrl-C to end\.$' "the header"
-  expect_lines /tmp/ft.out "^ +reads-$WL_PID +\[[0-9]+\] [^ ]+ +[0-9.]+: vfs_read <-" $N
+  expect_lines /tmp/ft.out "^ +(reads|<\.\.\.>)-$WL_PID +\[[0-9]+\] [^ ]+ +[0-9.]+: vfs_read <-" $N
   has /tmp/ft.out '^Ending tracing\.\.\.$' "the end line"
   [ "$(count /tmp/ft.out '^#')" -eq 0 ] || fail "header lines without -H"
 }

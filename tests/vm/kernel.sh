@@ -2,6 +2,7 @@
 # tracer tools need (and the build machines' kernel lacks). These cases use
 # tracefs directly, not our tools: when one fails, the tier itself is broken
 # (wrong kernel, missing config), not a tool.
+# vm-static: skip: the guest kernel's own features, the same under either image
 
 # read(2)s a file in a process named dd (busybox cat uses sendfile, which
 # does not go through vfs_read).
