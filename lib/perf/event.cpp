@@ -1,5 +1,6 @@
 #include "perf/event.hpp"
 
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -102,6 +103,13 @@ int max_stack() {
   if (!text) return kDefaultMaxStack;
   auto v = parse_int<int>(trim(*text));
   return v && *v > 0 ? *v : kDefaultMaxStack;
+}
+
+Status set_filter(const Fd& fd, const std::string& filter, const std::string& where) {
+  if (filter.empty()) return {};
+  if (::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) == 0) return {};
+  const int err = errno;
+  return Error{err, "cannot set filter '" + filter + "'", where, err == EINVAL ? kFilterHint : ""};
 }
 
 }  // namespace tracekit::perf

@@ -23,6 +23,14 @@ using tracekit::Fd;
 // /proc/sys/kernel/perf_event_max_stack), ESRCH (no such process).
 Result<Fd> open_event(perf_event_attr attr, pid_t pid, int cpu, int group_fd = -1);
 
+// What a filter the kernel refused (EINVAL) may have got wrong.
+inline constexpr const char* kFilterHint =
+    "not a tracepoint event, or the filter names a field the event lacks or does not parse";
+
+// PERF_EVENT_IOC_SET_FILTER (a tracepoint filter, the kernel's syntax) on
+// fd; nothing for "". Error: errno, where (for the message), a hint on EINVAL.
+Status set_filter(const Fd& fd, const std::string& filter, const std::string& where);
+
 // CPUs that are online now (/sys/devices/system/cpu/online).
 Result<std::vector<int>> online_cpus();
 

@@ -27,16 +27,9 @@ Status ioctl_all(const std::vector<Fd>& fds, const std::vector<int>& cpus, unsig
   return first;
 }
 
-constexpr const char* kFilterHint =
-    "not a tracepoint event, or the filter names a field the event lacks or does not parse";
-
 // PERF_EVENT_IOC_SET_FILTER on one event just opened; nothing for "".
-Status set_filter_of(const Fd& fd, const std::string& filter, int cpu) {
-  if (filter.empty()) return {};
-  if (::ioctl(fd.get(), PERF_EVENT_IOC_SET_FILTER, filter.c_str()) == 0) return {};
-  const int err = errno;
-  return Error{err, "cannot set filter '" + filter + "'",
-               "perf event on CPU " + std::to_string(cpu), err == EINVAL ? kFilterHint : ""};
+Status set_filter_of_cpu(const Fd& fd, const std::string& filter, int cpu) {
+  return set_filter(fd, filter, "perf event on CPU " + std::to_string(cpu));
 }
 
 }  // namespace
@@ -50,7 +43,7 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
   for (int cpu : cpus) {
     auto fd = open_event(attr, pid, cpu);
     if (!fd) return fd.error();  // its path names the CPU
-    if (auto st = set_filter_of(*fd, filter, cpu); !st) return st.error();
+    if (auto st = set_filter_of_cpu(*fd, filter, cpu); !st) return st.error();
     auto ring = Ring::map(fd->get(), ring_pages);
     if (!ring) {
       Error e = ring.error();
@@ -69,7 +62,7 @@ Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid, std::vector<uin
   for (size_t i = 0; i < cpus_.size(); ++i) {
     auto fd = open_event(attr, pid, cpus_[i]);
     if (!fd) return fd.error();
-    if (auto st = set_filter_of(*fd, filter, cpus_[i]); !st) return st;
+    if (auto st = set_filter_of_cpu(*fd, filter, cpus_[i]); !st) return st;
     if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, fds_[i].get()) != 0)
       return Error::from_errno("cannot share the ring of perf events",
                                "CPU " + std::to_string(cpus_[i]));

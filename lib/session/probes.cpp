@@ -67,7 +67,8 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
     if (!ev) return fail(t, ev.error());
     auto id = event_id(tracing_dir, system, *ev);
     if (!id) return fail(t, id.error());
-    p.events_.push_back({system, *ev, *id, {}, {}});
+    const bool tracepoint = t.kind == probe::Kind::kTracepoint || t.kind == probe::Kind::kEventProbe;
+    p.events_.push_back({system, *ev, *id, {}, {}, tracepoint ? t.system + ":" + t.event : t.function});
   };
 
   // syscalls:* through raw_syscalls: the numbers of each side, and whether
@@ -103,7 +104,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
       p.skipped_.push_back(raw_system + ":" + event + ": " + id.error().str());
       continue;
     }
-    TraceEvent e{raw_system, event, *id, raw_nrs[exit], {}};
+    TraceEvent e{raw_system, event, *id, raw_nrs[exit], {}, raw_system + ":" + event};
     std::sort(e.syscalls.begin(), e.syscalls.end());
     e.syscalls.erase(std::unique(e.syscalls.begin(), e.syscalls.end()), e.syscalls.end());
     e.filter = syscalls::id_filter(e.syscalls);
@@ -116,7 +117,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         if (t.syscall_nr >= 0) break;  // above
         auto id = event_id(tracing_dir, t.system, t.event);
         if (id)
-          p.events_.push_back({t.system, t.event, *id, {}, {}});
+          p.events_.push_back({t.system, t.event, *id, {}, {}, t.system + ":" + t.event});
         else
           fail(t, id.error());
         break;

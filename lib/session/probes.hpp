@@ -26,6 +26,9 @@ struct TraceEvent {
   // other filter. Empty for every other event.
   std::vector<int> syscalls;
   std::string filter;
+  // What it traces, for reports: the function of a kprobe or uprobe
+  // ("vfs_read", "do_reads"), "system:event" of a tracepoint or event probe.
+  std::string target;
 };
 
 class Probes {

@@ -118,13 +118,25 @@ Status write_control(const std::string& path, const std::string& text, bool appe
   if (fd < 0) {
     err = errno;
   } else {
-    // One write: the kernel parses each write(2) as a whole command.
-    if (!data.empty()) {
-      ssize_t n = ::write(fd, data.data(), data.size());
-      if (n < 0)
+    // One write: the kernel parses each write(2) as a whole command. Files
+    // parsed word by word (set_ftrace_filter, set_graph_function, set_event:
+    // the kernel's trace_parser) take one word per write(2) and return what
+    // they consumed: the rest is written again, as echo(1) does (one write
+    // of "vfs_read vfs_readv" failed here before, for stackcount's and
+    // funccount's function-tracer ways with a glob).
+    size_t done = 0;
+    while (done < data.size()) {
+      ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
         err = errno;
-      else if (static_cast<size_t>(n) != data.size())
+        break;
+      }
+      if (n == 0) {
         err = EIO;
+        break;
+      }
+      done += static_cast<size_t>(n);
     }
     if (close(fd) != 0 && err == 0) err = errno;
   }

@@ -1,0 +1,66 @@
+// funccount: counts calls of kernel functions (and, as bcc's funccount,
+// hits of tracepoints and user functions), by the cheapest way this kernel
+// has:
+//
+//  - the function profiler (function_profile_enabled, trace_stat/function*;
+//    CONFIG_FUNCTION_PROFILER, often off): what perf-tools' funccount uses,
+//    in the kernel, per CPU. It is global: taken at the top level under
+//    perf-tools' lock (tracefs::Instance::top_level), everything restored.
+//    It cannot count one process: not with -p.
+//  - perf counters on kprobe events: the kernel counts each function's
+//    kprobe hits, no ring buffer, no record per call (perf::Counters);
+//    -p: counters in the process's threads (and what they start).
+//  - the function tracer in the run's own instance, its records read raw
+//    and counted by function address (resolved with kallsyms once, at each
+//    report); -p: the instance's pid list.
+//  - tracepoints (t:cat:event) and user functions (lib:func, uprobes):
+//    perf counters on their event ids.
+//
+// Output as perf-tools' and bcc's: "FUNC COUNT" rows by ascending count,
+// functions never hit left out, -t keeps the top N.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tracekit::funccount {
+
+struct Options {
+  std::string pattern;             // a glob (or -r regex), or a t:/lib: spec
+  bool regex = false;              // -r
+  std::optional<int> pid;          // -p
+  std::optional<double> duration;  // -d
+  std::optional<double> interval;  // -i
+  bool timestamp = false;          // -T
+  std::optional<size_t> top;       // -t
+};
+
+enum class Backend { kProfiler, kKprobeCounters, kFunctionTracer, kEventCounters };
+// "the function profiler", "perf counters on kprobes", ...
+std::string_view backend_name(Backend b);
+
+// The ways for kernel functions, in order, given what the kernel has; the
+// profiler only without -p. Pure.
+std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool function_tracer,
+                                              bool pid);
+
+// The hits of each function in a trace_stat/function<N> text (rows whose
+// second column is a number: "  vfs_read   997    1234.5 us ..."). Pure.
+std::vector<std::pair<std::string, uint64_t>> parse_trace_stat(std::string_view text);
+
+// The table: a "FUNC COUNT" line ("%-30s %8s"), then the non-zero counts,
+// ascending (ties by name), the last top of them with top. Pure.
+std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
+                         std::optional<size_t> top);
+
+// The header line, as perf-tools' funccount says it. Pure.
+std::string header_line(const Options& o);
+
+// Runs funccount; returns the exit code (errors said on stderr).
+int run(const Options& o);
+
+}  // namespace tracekit::funccount

@@ -1,0 +1,42 @@
+// Counting perf events: trace events (tracepoints, kprobes, uprobes) counted
+// by the kernel, with no ring buffer and no record per hit, read with
+// read(2). Counted on every CPU, or in given threads and every task they
+// start afterwards (inherit: a read sums the children, exited ones too).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "perf/event.hpp"
+#include "util/result.hpp"
+
+namespace tracekit::perf {
+
+// A trace event to count, with a filter (the kernel's syntax) or none.
+struct Counted {
+  int id = -1;
+  std::string filter;
+};
+
+class Counters {
+ public:
+  // One counter per event on each online CPU (tids empty), or per thread
+  // of tids. They start disabled. The file-descriptor limit is raised to
+  // the hard limit first. Error: perf_event_open refused one (EMFILE: too
+  // many; the hint says how many were needed), or a filter.
+  static Result<Counters> open(const std::vector<Counted>& events, const std::vector<int>& tids);
+  Counters(Counters&&) noexcept = default;
+  Counters& operator=(Counters&&) = delete;
+
+  Status enable();
+  // Each event's count since it was opened (the sum over its CPUs or threads).
+  // Error: a read failed.
+  Result<std::vector<uint64_t>> read() const;
+
+ private:
+  Counters() = default;
+  std::vector<std::vector<Fd>> fds_;  // per event
+};
+
+}  // namespace tracekit::perf

@@ -1,0 +1,51 @@
+// funccount: count kernel function calls (and tracepoint and user function
+// hits), in the kernel (perf-tools' and bcc's funccount).
+#include "cli/command.hpp"
+#include "funccount/funccount.hpp"
+#include "tools.hpp"
+
+namespace tracekit::tools {
+
+int funccount_main(int argc, char** argv) {
+  funccount::Options o;
+  int pid = 0, top = 0;
+  double secs = 0, interval = 0;
+  cli::Command cmd("funccount", "[-hT] [-i secs] [-d secs] [-t top] [-p PID] [-r] pattern");
+  cmd.option("d", &secs, "seconds", "total duration of trace")
+      .option("i", &interval, "seconds", "interval summary")
+      .option("p", &pid, "PID", "count this process only (its threads, and what they start)")
+      .flag("r", &o.regex, "pattern is a regular expression")
+      .option("t", &top, "top", "show top num entries only")
+      .flag("T", &o.timestamp, "include timestamp on output")
+      .required("pattern", &o.pattern,
+                "kernel functions (* globs), t:category:event, lib:function, p::function")
+      .example("funccount 'vfs*'", "trace all funcs that match \"vfs*\"")
+      .example("funccount -d 5 'tcp*'", "trace \"tcp*\" funcs for 5 seconds")
+      .example("funccount -t 10 'ext3*'", "show top 10 \"ext3*\" funcs")
+      .example("funccount -i 1 'ext3*'", "summary every 1 second")
+      .example("funccount -i 1 -d 5 'ext3*'", "5 x 1 second summaries")
+      .example("funccount -p 185 -r '^vfs_(read|write)$'", "PID 185's reads and writes")
+      .example("funccount t:syscalls:sys_enter_*", "count each syscall's entries")
+      .example("funccount c:malloc", "count the C library's malloc() calls");
+  if (auto code = cmd.parse(argc, argv)) return *code;
+  if (cmd.given("d")) {
+    if (!(secs > 0)) return cmd.usage_error("-d needs a positive number of seconds");
+    o.duration = secs;
+  }
+  if (cmd.given("i")) {
+    if (!(interval > 0)) return cmd.usage_error("-i needs a positive number of seconds");
+    o.interval = interval;
+  }
+  if (cmd.given("p")) {
+    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
+    o.pid = pid;
+  }
+  if (cmd.given("t")) {
+    if (top <= 0) return cmd.usage_error("-t needs a positive number");
+    o.top = static_cast<size_t>(top);
+  }
+  if (o.timestamp && !o.interval) return cmd.usage_error("-T goes with -i");
+  return funccount::run(o);
+}
+
+}  // namespace tracekit::tools
