@@ -43,10 +43,11 @@ class ProfilerEngine : public session::Engine {
  public:
   static Result<std::unique_ptr<ProfilerEngine>> start(const std::string& dir,
                                                        const std::vector<std::string>& functions,
-                                                       std::optional<size_t> top) {
+                                                       std::optional<size_t> top,
+                                                       const std::string& lock_path) {
     std::unique_ptr<ProfilerEngine> e(new ProfilerEngine);
     e->top_ = top;
-    auto inst = tracefs::Instance::top_level(dir);
+    auto inst = tracefs::Instance::top_level(dir, lock_path);
     if (!inst) return inst.error();
     e->inst_.emplace(std::move(*inst));
     if (auto s = e->inst_->set_ftrace_filter(functions); !s) return s.error();
@@ -246,6 +247,15 @@ Error no_way(kernel::Features& f, bool pid) {
 
 }  // namespace
 
+Result<std::unique_ptr<session::Engine>> start_profiler(const std::string& tracing_dir,
+                                                        const std::vector<std::string>& functions,
+                                                        std::optional<size_t> top,
+                                                        const std::string& lock_path) {
+  auto e = ProfilerEngine::start(tracing_dir, functions, top, lock_path);
+  if (!e) return e.error();
+  return std::unique_ptr<session::Engine>(std::move(*e));
+}
+
 std::string_view backend_name(Backend b) {
   switch (b) {
     case Backend::kProfiler: return "the function profiler";
@@ -354,7 +364,7 @@ int run(const Options& o) {
       cli::sweep_leftovers(cli::Sweep::kMount);
       std::vector<std::string> names;
       for (const auto& t : *targets) names.push_back(t.function);
-      auto e = ProfilerEngine::start(*dir, names, o.top);
+      auto e = start_profiler(*dir, names, o.top);
       if (!e) return fail(e.error());
       engine = std::move(*e);
       break;

@@ -21,11 +21,16 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "session/run.hpp"
+#include "tracefs/top_level.hpp"
+#include "util/result.hpp"
 
 namespace tracekit::funccount {
 
@@ -59,6 +64,15 @@ std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
 
 // The header line, as perf-tools' funccount says it. Pure.
 std::string header_line(const Options& o);
+
+// The function profiler's engine, started: functions in the top level's
+// set_ftrace_filter and function_profile_enabled on, under the lock at
+// lock_path; each report sums trace_stat/function* over the CPUs and starts
+// the counts again. Everything is restored when it is destroyed. Error: the
+// lock is held (naming the holder), a write the kernel refused.
+Result<std::unique_ptr<session::Engine>> start_profiler(
+    const std::string& tracing_dir, const std::vector<std::string>& functions,
+    std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock);
 
 // Runs funccount; returns the exit code (errors said on stderr).
 int run(const Options& o);

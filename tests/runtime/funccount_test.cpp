@@ -1,0 +1,123 @@
+// funccount on this kernel: tracepoints counted by perf counters (exact,
+// for one process, in intervals, the top N), and kernel functions, which
+// this kernel cannot count (no kprobes, the function tracer refused, no
+// profiler), refused clearly. The kernel-function ways are tested for real
+// in the VM tier (tests/vm/funccount.sh).
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include "harness.hpp"
+
+namespace tracekit::testing {
+namespace {
+
+constexpr long kReads = 997;
+
+class FunccountRuntime : public TracingTest {
+ protected:
+  // Runs funccount with args ("PID": the reads workload's) while the
+  // workload makes n reads; -d in args: it ends by itself.
+  RunResult count_reads(std::vector<std::string> args, long n = kReads) {
+    Workload w("reads", {std::to_string(n)});
+    bool ends_itself = false;
+    for (auto& a : args) {
+      if (a == "PID") a = w.pid_str();
+      if (a == "-d") ends_itself = true;
+    }
+    args.insert(args.begin(), tool_path("funccount"));
+    Running t(args);
+    EXPECT_TRUE(t.wait_for_stdout("...", 60)) << "no header";
+    kill(w.pid(), SIGUSR1);
+    EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
+    if (!ends_itself) t.signal(SIGINT);
+    return t.finish(60);
+  }
+};
+
+// The count in the last table of out for name, -1 when it has none.
+long count_of(const std::string& out, const std::string& name) {
+  long n = -1;
+  for (const auto& l : lines_of(out))
+    if (l.rfind(name + " ", 0) == 0) n = std::stol(l.substr(l.find_last_of(' ') + 1));
+  return n;
+}
+
+TEST_F(FunccountRuntime, TracepointCountIsExact) {
+  auto r = count_reads({"-p", "PID", "t:syscalls:sys_enter_read"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto ls = lines_of(r.out);
+  ASSERT_GE(ls.size(), 4u) << r.out;
+  EXPECT_EQ(ls[0], "Tracing \"t:syscalls:sys_enter_read\"... Ctrl-C to end.");
+  EXPECT_EQ(ls[1], "");
+  EXPECT_EQ(ls[2], "FUNC                              COUNT");
+  EXPECT_EQ(count_of(r.out, "syscalls:sys_enter_read"), kReads) << r.out;
+  EXPECT_EQ(ls.back(), "Ending tracing...");
+}
+
+// A glob, a duration, the top one: the reads are the workload's most
+// frequent system call (it makes a handful of others).
+TEST_F(FunccountRuntime, GlobDurationTop) {
+  auto r = count_reads({"-d", "2", "-t", "1", "-p", "PID", "t:syscalls:sys_enter_*"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out)[0], "Tracing \"t:syscalls:sys_enter_*\" for 2 seconds. Top 1 only...");
+  EXPECT_EQ(count_of(r.out, "syscalls:sys_enter_read"), kReads) << r.out;
+  size_t rows = 0;
+  for (const auto& l : lines_of(r.out))
+    if (l.rfind("syscalls:", 0) == 0) ++rows;
+  EXPECT_EQ(rows, 1u) << r.out;
+}
+
+// -i: a table each second, the counts since the one before: the reads,
+// all in one of them, N in all.
+TEST_F(FunccountRuntime, IntervalsSumToTheTruth) {
+  auto r = count_reads({"-i", "1", "-T", "-p", "PID", "t:syscalls:sys_enter_read"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  long sum = 0;
+  size_t tables = 0;
+  for (const auto& l : lines_of(r.out)) {
+    if (l.rfind("syscalls:sys_enter_read ", 0) == 0) sum += std::stol(l.substr(l.find_last_of(' ') + 1));
+    if (l == "FUNC                              COUNT") ++tables;
+  }
+  EXPECT_EQ(sum, kReads) << r.out;
+  EXPECT_GE(tables, 1u);
+}
+
+struct Refusal {
+  std::vector<std::string> args;
+};
+
+TEST_F(FunccountRuntime, KernelFunctionsRefusedClearlyHere) {
+  ForcedFeatures off("-kprobes,-function_tracer,-function_profiler");
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"vfs_read"}, {"-d", "1", "vfs_*"}, {"-p", "1", "-r", "^vfs_read$"}}) {
+    std::vector<std::string> argv{tool_path("funccount")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv, 30);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+    EXPECT_EQ(lines_of(r.err).size(), 1u) << r.err;
+    EXPECT_TRUE(contains(r.err, "funccount: cannot count kernel functions here: kprobes turned off"))
+        << r.err;
+    EXPECT_TRUE(contains(r.err, "CONFIG_KPROBE_EVENTS")) << r.err;
+  }
+}
+
+TEST_F(FunccountRuntime, BadInput) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {}, {"-t", "0", "x"}, {"-d", "-1", "x"}, {"-T", "x"}, {"-p", "x", "y"}, {"-q", "x"}}) {
+    std::vector<std::string> argv{tool_path("funccount")};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = run(argv, 30);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_TRUE(contains(r.err, "USAGE: funccount")) << r.err;
+  }
+  auto r = run({tool_path("funccount"), "r::vfs_read"}, 30);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_TRUE(contains(r.err, "counts function entries and tracepoints")) << r.err;
+  r = run({tool_path("funccount"), "t:tk_no_such:event_*"}, 30);
+  EXPECT_EQ(r.exit_code, 1) << r.err;
+  EXPECT_EQ(r.out, "0 functions matched by \"t:tk_no_such:event_*\". Exiting.\n");
+}
+
+}  // namespace
+}  // namespace tracekit::testing
