@@ -1,6 +1,7 @@
 #include "funccount/funccount.hpp"
 
 #include <traceevent/event-parse.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -201,7 +202,8 @@ class FunctionTracerEngine : public session::Engine {
  private:
   FunctionTracerEngine() = default;
   void count(const ftrace::Event& ev) {
-    if (ev.type != function_id_) return;
+    // Not our own calls: reading the ring buffers calls vfs_read too.
+    if (ev.type != function_id_ || ev.pid == self_) return;
     unsigned long long ip = 0;
     if (tep_read_number_field(const_cast<tep_format_field*>(ip_), ev.data.data(), &ip) == 0)
       ++by_ip_[ip];
@@ -214,6 +216,7 @@ class FunctionTracerEngine : public session::Engine {
   const tep_format_field* ip_ = nullptr;
   std::unordered_map<uint64_t, uint64_t> by_ip_;
   uint64_t lost_ = 0;
+  const int self_ = static_cast<int>(::getpid());
 };
 
 int fail(const Error& e) {
