@@ -28,18 +28,9 @@ int funccount_main(int argc, char** argv) {
       .example("funccount t:syscalls:sys_enter_*", "count each syscall's entries")
       .example("funccount c:malloc", "count the C library's malloc() calls");
   if (auto code = cmd.parse(argc, argv)) return *code;
-  if (cmd.given("d")) {
-    if (!(secs > 0)) return cmd.usage_error("-d needs a positive number of seconds");
-    o.duration = secs;
-  }
-  if (cmd.given("i")) {
-    if (!(interval > 0)) return cmd.usage_error("-i needs a positive number of seconds");
-    o.interval = interval;
-  }
-  if (cmd.given("p")) {
-    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
-    o.pid = pid;
-  }
+  if (auto c = cmd.positive_seconds("d", secs, &o.duration)) return *c;
+  if (auto c = cmd.positive_seconds("i", interval, &o.interval)) return *c;
+  if (auto c = cmd.positive_id("p", pid, "PID", &o.pid)) return *c;
   if (cmd.given("t")) {
     if (top <= 0) return cmd.usage_error("-t needs a positive number");
     o.top = static_cast<size_t>(top);

@@ -63,14 +63,8 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
   if (filters > 1) return cmd.usage_error("-p, -t, -u and -k cannot be combined");
   if (o.user_stacks_only && o.kernel_stacks_only)
     return cmd.usage_error("-U and -K cannot be combined");
-  if (cmd.given("pid")) {
-    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
-    o.pid = pid;
-  }
-  if (cmd.given("tid")) {
-    if (tid <= 0) return cmd.usage_error("invalid TID " + std::to_string(tid));
-    o.tid = tid;
-  }
+  if (auto c = cmd.positive_id("pid", pid, "PID", &o.pid)) return *c;
+  if (auto c = cmd.positive_id("tid", tid, "TID", &o.tid)) return *c;
   if (stack_storage <= 0 || hash_storage <= 0)
     return cmd.usage_error("storage sizes must be positive");
   o.stack_storage = static_cast<size_t>(stack_storage);

@@ -35,14 +35,8 @@ std::optional<int> parse(int argc, char** argv, opensnoop::Options& o) {
       .example("opensnoop conf", "trace filenames containing \"conf\"")
       .example("opensnoop 'log$'", "filenames ending in \"log\"");
   if (auto code = cmd.parse(argc, argv)) return code;
-  if (cmd.given("p")) {
-    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
-    o.pid = pid;
-  }
-  if (cmd.given("L")) {
-    if (tid <= 0) return cmd.usage_error("invalid TID " + std::to_string(tid));
-    o.tid = tid;
-  }
+  if (auto c = cmd.positive_id("p", pid, "PID", &o.pid)) return *c;
+  if (auto c = cmd.positive_id("L", tid, "TID", &o.tid)) return *c;
   if (cmd.given("p") + cmd.given("L") + cmd.given("n") > 1)
     return cmd.usage_error("use at most one of -p, -n, -L");
   if (cmd.given("n") && o.name.empty()) return cmd.usage_error("-n needs a name");
@@ -51,10 +45,7 @@ std::optional<int> parse(int argc, char** argv, opensnoop::Options& o) {
     if (!re->empty())
       if (auto m = probe::Matcher::make(*re, /*regex=*/true); !m)
         return cmd.usage_error(m.error().str());
-  if (cmd.given("d")) {
-    if (!(secs > 0)) return cmd.usage_error("-d needs a positive number of seconds");
-    o.buffered_secs = secs;
-  }
+  if (auto c = cmd.positive_seconds("d", secs, &o.buffered_secs)) return *c;
   return std::nullopt;
 }
 

@@ -54,10 +54,7 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
   if (auto code = cmd.parse(argc, argv)) return code;
 
   if (o.kernel_only && o.user_only) return cmd.usage_error("-K and -U cannot be combined");
-  if (cmd.given("pid")) {
-    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
-    o.pid = pid;
-  }
+  if (auto c = cmd.positive_id("pid", pid, "PID", &o.pid)) return *c;
   if (cmd.given("cpu")) {
     if (cpu < 0) return cmd.usage_error("invalid CPU " + std::to_string(cpu));
     o.cpu = cpu;

@@ -30,10 +30,7 @@ std::optional<int> parse(int argc, char** argv, stacksnoop::Options& o) {
       .example("stacksnoop -p 185 ext4_sync_fs", "... only when PID 185 is on-CPU")
       .example("stacksnoop -d 5 t:block:block_rq_issue", "buffered for 5 seconds, read once");
   if (auto code = cmd.parse(argc, argv)) return code;
-  if (cmd.given("pid")) {
-    if (pid <= 0) return cmd.usage_error("invalid PID " + std::to_string(pid));
-    o.pid = pid;
-  }
+  if (auto c = cmd.positive_id("pid", pid, "PID", &o.pid)) return *c;
   auto spec = probe::parse_spec(o.spec);
   if (!spec) return cmd.usage_error(spec.error().str());
   if (auto ok = probe::check_patterns(*spec, false); !ok) return cmd.usage_error(ok.error().str());

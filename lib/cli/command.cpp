@@ -445,4 +445,20 @@ int Command::usage_error(const std::string& message) const {
   return usage_error(message, std::cerr);
 }
 
+std::optional<int> Command::positive_id(const std::string& name, int value,
+                                        const std::string& what, std::optional<int>* out) const {
+  if (!given(name)) return std::nullopt;
+  if (value <= 0) return usage_error("invalid " + what + " " + std::to_string(value));
+  *out = value;
+  return std::nullopt;
+}
+
+std::optional<int> Command::positive_seconds(const std::string& name, double value,
+                                             std::optional<double>* out) const {
+  if (!given(name)) return std::nullopt;
+  if (!(value > 0)) return usage_error("-" + name + " needs a positive number of seconds");
+  *out = value;
+  return std::nullopt;
+}
+
 }  // namespace tracekit::cli

@@ -109,6 +109,15 @@ class Command {
   int usage_error(const std::string& message, std::ostream& err) const;
   int usage_error(const std::string& message) const;  // stderr
 
+  // Checks of common option values, after parse(): when option name was
+  // given, its value must be positive, else a usage error ("invalid PID 0",
+  // "-d needs a positive number of seconds") whose exit code is returned;
+  // a valid value is stored in *out. nullopt: go on.
+  std::optional<int> positive_id(const std::string& name, int value, const std::string& what,
+                                 std::optional<int>* out) const;
+  std::optional<int> positive_seconds(const std::string& name, double value,
+                                      std::optional<double>* out) const;
+
   const std::string& name() const { return name_; }
 
  private:

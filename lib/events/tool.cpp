@@ -31,20 +31,11 @@ std::optional<int> SharedOptions::check(bool definition_required) {
     return cmd_.usage_error("missing required argument '" + name_ + "'");
   o_.definition = definition_.value_or("");
   o_.ev.filter = filter_.value_or("");
-  if (cmd_.given("p")) {
-    if (pid_ <= 0) return cmd_.usage_error("invalid PID " + std::to_string(pid_));
-    o_.ev.pid = pid_;
-  }
-  if (cmd_.given("L")) {
-    if (tid_ <= 0) return cmd_.usage_error("invalid TID " + std::to_string(tid_));
-    o_.ev.tid = tid_;
-  }
+  if (auto c = cmd_.positive_id("p", pid_, "PID", &o_.ev.pid)) return c;
+  if (auto c = cmd_.positive_id("L", tid_, "TID", &o_.ev.tid)) return c;
   if (o_.ev.pid && o_.ev.tid) return cmd_.usage_error("use either -p or -L");
-  if (cmd_.given("d")) {
-    if (!(secs_ > 0)) return cmd_.usage_error("-d needs a positive number of seconds");
-    o_.duration = secs_;
-    o_.ev.buffered = true;
-  }
+  if (auto c = cmd_.positive_seconds("d", secs_, &o_.duration)) return c;
+  o_.ev.buffered = o_.duration.has_value();
   if (o_.view && (o_.duration || o_.ev.stacks || o_.ev.user_stacks || o_.ev.pid || o_.ev.tid || !o_.ev.filter.empty()))
     return cmd_.usage_error("-v shows the format only: use it alone");
   return std::nullopt;

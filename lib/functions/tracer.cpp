@@ -305,19 +305,10 @@ SharedOptions::SharedOptions(cli::Command& cmd, Options& o, Tool tool)
 
 std::optional<int> SharedOptions::check() {
   if (all_) o_.headers = o_.proc = o_.abstime = true;
-  if (cmd_.given("p")) {
-    if (pid_ <= 0) return cmd_.usage_error("invalid PID " + std::to_string(pid_));
-    o_.pid = pid_;
-  }
-  if (cmd_.given("L")) {
-    if (tid_ <= 0) return cmd_.usage_error("invalid TID " + std::to_string(tid_));
-    o_.tid = tid_;
-  }
+  if (auto c = cmd_.positive_id("p", pid_, "PID", &o_.pid)) return c;
+  if (auto c = cmd_.positive_id("L", tid_, "TID", &o_.tid)) return c;
   if (o_.pid && o_.tid) return cmd_.usage_error("use either -p or -L");
-  if (cmd_.given("d")) {
-    if (!(secs_ > 0)) return cmd_.usage_error("-d needs a positive number of seconds");
-    o_.duration = secs_;
-  }
+  if (auto c = cmd_.positive_seconds("d", secs_, &o_.duration)) return c;
   if (cmd_.given("m")) {
     if (max_depth_ <= 0) return cmd_.usage_error("-m needs a depth of 1 or more");
     o_.max_depth = max_depth_;
