@@ -109,6 +109,51 @@ struct Reader::Impl {
   std::vector<uint8_t> page;    // one sub-buffer
   size_t max_pages = 0;         // per CPU per poll()
 
+  // Time-ordered mode: the events of one pass, copied out of the page.
+  struct Held {
+    Event e;
+    std::vector<uint8_t> data, stack_record, user_stack_record;
+    std::vector<uint64_t> stack, user_stack;
+  };
+  bool ordered = false;
+  std::vector<Held> held;
+
+  void hold(const Event& e) {
+    Held& h = held.emplace_back();
+    h.e = e;
+    h.data.assign(e.data.begin(), e.data.end());
+    h.stack_record.assign(e.stack_record.begin(), e.stack_record.end());
+    h.user_stack_record.assign(e.user_stack_record.begin(), e.user_stack_record.end());
+    h.stack.assign(e.stack.begin(), e.stack.end());
+    h.user_stack.assign(e.user_stack.begin(), e.user_stack.end());
+  }
+
+  // Hands out the held events by timestamp (stable: one CPU's events keep
+  // their order) and forgets them.
+  size_t hand_out_held(const Callback& fn) {
+    std::stable_sort(held.begin(), held.end(),
+                     [](const Held& a, const Held& b) { return a.e.ts < b.e.ts; });
+    for (Held& h : held) {
+      h.e.data = h.data;
+      h.e.stack_record = h.stack_record;
+      h.e.user_stack_record = h.user_stack_record;
+      h.e.stack = h.stack;
+      h.e.user_stack = h.user_stack;
+      fn(h.e);
+    }
+    size_t n = held.size();
+    held.clear();
+    return n;
+  }
+
+  // Runs one pass (reads calling fn) handing out in time order when asked.
+  template <typename Pass>
+  size_t pass(const Callback& fn, Pass&& reads) {
+    if (!ordered) return reads(fn);
+    reads(Callback([this](const Event& e) { hold(e); }));
+    return hand_out_held(fn);
+  }
+
   // Reads and decodes cpu's pages until it is empty or max reads were done.
   size_t drain(Cpu& c, size_t max, const Callback& fn) {
     size_t handed = 0;
@@ -204,16 +249,22 @@ size_t Reader::poll(int timeout_ms, const Callback& fn) {
   // Ready, timed out or interrupted: read everything either way (see the
   // buffer_percent note at the top).
   (void)::poll(fds.data(), fds.size(), timeout_ms);
-  size_t handed = 0;
-  for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages, fn);
-  return handed;
+  return impl_->pass(fn, [&](const Callback& to) {
+    size_t handed = 0;
+    for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages, to);
+    return handed;
+  });
 }
 
 size_t Reader::flush(const Callback& fn) {
-  size_t handed = 0;
-  for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages * 2, fn);
-  return handed + impl_->decoder->finish(fn);
+  return impl_->pass(fn, [&](const Callback& to) {
+    size_t handed = 0;
+    for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages * 2, to);
+    return handed + impl_->decoder->finish(to);
+  });
 }
+
+void Reader::set_time_ordered(bool on) { impl_->ordered = on; }
 
 uint64_t Reader::dropped() const {
   uint64_t total = 0;

@@ -100,6 +100,17 @@ class Reader {
   // nothing was read while tracing.
   size_t flush(const Callback& fn);
 
+  // Time order across CPUs (off by default: a tool that only sums events
+  // needs none): each poll() and flush() copies its events out and hands
+  // them out by timestamp, CPUs merged. A tool that pairs events of one
+  // thread (a syscall's entry and exit, an I/O's issue and completion)
+  // needs it: the thread may move to another CPU in between, and the CPUs
+  // are read one after the other, so the later event can come first. One
+  // pass sees every event written before its reads began, so pairs split
+  // across two passes are left only when a CPU's reads were capped (a
+  // producer faster than the reader).
+  void set_time_ordered(bool on);
+
   // Events lost since open(): refused by a full buffer, or overwritten
   // unread in overwrite mode (per-CPU stats, summed; reads them each call).
   uint64_t dropped() const;

@@ -32,7 +32,7 @@ struct Snooper::Impl {
   session::FtraceCapture* capture = nullptr;
   std::optional<probe::Matcher> name, file;
   std::optional<session::SavedComms> comms;  // when the probe could not fetch $comm
-  std::vector<std::pair<uint64_t, session::SyscallCall>> batch;
+  std::vector<session::SyscallCall> batch;
   uint64_t printed = 0;
 
   void collect(const ftrace::Event& e) {
@@ -42,15 +42,12 @@ struct Snooper::Impl {
     if (c->comm.empty()) c->comm = (*comms)(c->tid);
     if (name && !(*name)(c->comm)) return;
     if (file && !(*file)(c->str)) return;
-    batch.emplace_back(c->ts, std::move(*c));
+    batch.push_back(std::move(*c));
   }
 
-  // Prints the batch in time order (each CPU's events come in order; the
-  // CPUs are merged here).
+  // Prints the batch (in time order: the reader merges the CPUs).
   void print_batch(std::ostream& to) {
-    std::stable_sort(batch.begin(), batch.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (const auto& [ts, c] : batch) {
+    for (const auto& c : batch) {
       if (!to) break;
       output::open_event(to, {c.ts, c.comm, c.tid, c.ret, c.str}, o.timestamps);
       ++printed;
@@ -98,6 +95,8 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   co.pid = o.pid;
   co.tid = o.tid;
   co.stacks = false;
+  // An open's entry and exit may be read from two CPUs (the thread moved).
+  co.time_ordered = true;
   // Not our own opens: reading saved_cmdlines would trace itself.
   co.filter = "common_pid != " + std::to_string(getpid());
   if (o.buffered_secs) co.buffer_kb = kBufferedKb;

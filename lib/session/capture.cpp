@@ -210,6 +210,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
                                      ftrace::StackKinds{o.stacks, o.user_stacks});
   if (!reader) return reader.error();
   c.reader_.emplace(std::move(*reader));
+  c.reader_->set_time_ordered(o.time_ordered);
   return c;
 }
 

@@ -58,6 +58,9 @@ struct CaptureOptions {
   // ftrace: user stacks from the instance's options/userstacktrace (the
   // kernel walks user frame pointers, at most 8 frames).
   bool user_stacks = false;
+  // ftrace: events handed out in time order across CPUs (see
+  // ftrace::Reader::set_time_ordered), for tools that pair a thread's events.
+  bool time_ordered = false;
   // A filter (the kernel's event filter syntax) for every probe event; it
   // gates their stacks too. Joined with an event's own (TraceEvent::filter).
   std::string filter;

@@ -5,6 +5,8 @@
 // hand out exactly N events, each with a kernel stack through the syscall
 // entry; a flood into a tiny buffer must count what it refused.
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -264,6 +266,43 @@ TEST_F(FtraceReaderRuntime, OpenFailsForAMissingEventSystem) {
   auto r = ftrace::Reader::open(kTracing, inst.name(), {"no_such_system"}, ftrace::StackKinds{true});
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().str().find("no_such_system"), std::string::npos) << r.error().str();
+}
+
+// Time order across CPUs: this thread makes its getppid calls on CPU 0 and
+// CPU 1 in turn, and a flush (which reads one CPU's buffer, then the
+// other's) hands them out by timestamp, all of them, none twice.
+TEST_F(FtraceReaderRuntime, TimeOrderedFlushMergesTheCpus) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
+    GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
+  TestInstance inst;
+  inst.trace_getppid(static_cast<pid_t>(syscall(SYS_gettid)), false);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, ftrace::StackKinds{});
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  r->set_time_ordered(true);
+  constexpr int kSwitches = 101;
+  for (int i = 0; i < kSwitches; ++i) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(i % 2, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    syscall(SYS_getppid);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  inst.stop();
+  std::vector<uint64_t> times;
+  std::vector<int> cpus;
+  r->flush([&](const ftrace::Event& e) {
+    times.push_back(e.ts);
+    cpus.push_back(e.cpu);
+  });
+  ASSERT_EQ(times.size(), static_cast<size_t>(kSwitches));
+  for (size_t i = 1; i < times.size(); ++i) {
+    EXPECT_LE(times[i - 1], times[i]) << "event " << i;
+    EXPECT_EQ(cpus[i], static_cast<int>(i % 2)) << "event " << i;
+  }
 }
 
 }  // namespace
