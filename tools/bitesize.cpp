@@ -1,6 +1,7 @@
 // bitesize: a histogram of block I/O sizes, counted in the kernel
 // (perf-tools' bitesize).
 #include "bitesize/bitesize.hpp"
+
 #include "cli/command.hpp"
 #include "tools.hpp"
 

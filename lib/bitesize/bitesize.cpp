@@ -95,9 +95,11 @@ Result<std::vector<double>> parse_buckets(std::string_view text) {
     kb = std::strtod(s.c_str(), &end);
     if (errno != 0 || end != s.c_str() + s.size() || !std::isfinite(kb) || kb <= 0 ||
         kb > 4.0 * 1024 * 1024 * 1024 || kb * 2 != std::floor(kb * 2))
-      return Error{EINVAL, "invalid bucket '" + s +
-                               "': edges are Kbytes of whole 512-byte sectors (1, 8, 0.5, 2.5)",
-                   {}, {}};
+      return Error{
+          EINVAL,
+          "invalid bucket '" + s + "': edges are Kbytes of whole 512-byte sectors (1, 8, 0.5, 2.5)",
+          {},
+          {}};
     if (!edges.empty() && sectors(kb) <= sectors(edges.back()))
       return Error{EINVAL, "bucket list must increase in size", {}, {}};
     edges.push_back(kb);
@@ -109,8 +111,8 @@ Result<std::vector<double>> parse_buckets(std::string_view text) {
 Result<SizeField> size_field(const tracefs::EventFormat& event) {
   if (event.field("nr_sector")) return SizeField{"nr_sector", kSector};
   if (event.field("bytes")) return SizeField{"bytes", 1};
-  return Error{ENOENT, "block:block_rq_issue has neither nr_sector nor bytes", {},
-               "see its format file"};
+  return Error{
+      ENOENT, "block:block_rq_issue has neither nr_sector nor bytes", {}, "see its format file"};
 }
 
 std::vector<std::string> bucket_filters(const SizeField& field, const std::vector<double>& edges_kb,
@@ -132,7 +134,9 @@ Result<uint32_t> device_number(const std::string& device) {
     auto major = parse_int<uint32_t>(std::string_view(device).substr(0, sep));
     auto minor = parse_int<uint32_t>(std::string_view(device).substr(sep + 1));
     if (!major || !minor || *major >= (1u << 12) || *minor >= (1u << 20))
-      return Error{EINVAL, "invalid device '" + device + "'", {},
+      return Error{EINVAL,
+                   "invalid device '" + device + "'",
+                   {},
                    "MAJOR,MINOR as in /proc/partitions, or a name in /dev"};
     return (*major << 20) | *minor;
   }
@@ -142,7 +146,8 @@ Result<uint32_t> device_number(const std::string& device) {
     return Error::from_errno("no such block device", path, "see /proc/partitions");
   if (!S_ISBLK(st.st_mode))
     return Error{ENOTBLK, "not a block device", path, "see /proc/partitions"};
-  return (static_cast<uint32_t>(major(st.st_rdev)) << 20) | static_cast<uint32_t>(minor(st.st_rdev));
+  return (static_cast<uint32_t>(major(st.st_rdev)) << 20) |
+         static_cast<uint32_t>(minor(st.st_rdev));
 }
 
 std::string header_line(const Options& o) {
@@ -172,12 +177,14 @@ int run(const Options& o) {
   auto event = tracefs::EventFormat::load(*dir, std::string(kSystem), std::string(kEvent));
   if (!event) {
     Error e = event.error();
-    if (e.err == ENOENT) e.hint = "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints";
+    if (e.err == ENOENT)
+      e.hint = "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints";
     return fail(e);
   }
   auto field = size_field(*event);
   if (!field) return fail(field.error());
-  auto engine = HistogramEngine::start(event->id(), bucket_filters(*field, o.buckets, also), o.buckets);
+  auto engine =
+      HistogramEngine::start(event->id(), bucket_filters(*field, o.buckets, also), o.buckets);
   if (!engine) return fail(engine.error());
 
   session::RunOptions r;

@@ -34,8 +34,8 @@ inline constexpr std::string_view kEvent = "block_rq_issue";
 
 struct Options {
   std::vector<double> buckets{1, 8, 64, 128};  // -b, edges in Kbytes
-  std::optional<std::string> device;            // -d, as given
-  std::optional<double> duration;               // seconds
+  std::optional<std::string> device;           // -d, as given
+  std::optional<double> duration;              // seconds
 };
 
 // "1,8,64" or "1 8 64" (perf-tools' form) -> edges in Kbytes. Error: an edge
@@ -45,8 +45,8 @@ Result<std::vector<double>> parse_buckets(std::string_view text);
 
 // The size field of the event and the bytes in one of its units.
 struct SizeField {
-  std::string name;  // "nr_sector" or "bytes"
-  unsigned unit = 0; // 512 or 1
+  std::string name;   // "nr_sector" or "bytes"
+  unsigned unit = 0;  // 512 or 1
 };
 
 // nr_sector where the event has it, else bytes. Error: neither.

@@ -12,8 +12,8 @@ constexpr uint64_t kBarWidth = 38;
 // perf-tools' star(): as many '#' as it takes to reach width * n / most.
 std::string bar(uint64_t n, uint64_t most) {
   if (most == 0) return "";
-  const auto len = static_cast<size_t>(
-      (static_cast<unsigned __int128>(n) * kBarWidth + most - 1) / most);
+  const auto len =
+      static_cast<size_t>((static_cast<unsigned __int128>(n) * kBarWidth + most - 1) / most);
   return std::string(len, '#');
 }
 
