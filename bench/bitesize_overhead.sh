@@ -14,6 +14,10 @@
 #   perf-tools  /usr/sbin/bitesize-perf (perf stat -a, the same 5 filters)
 #
 # interleaved over ROUNDS rounds (default 5, the order rotated every round).
+# Two measures: reads/s (wall clock: very sensitive to other load), and the
+# loop's own CPU time per read (user + system, getrusage), which holds the
+# tracepoint's cost (block_rq_issue fires in the submitting task) and moves
+# less with other load.
 # Ready: tracekit has printed its header (after enabling its counters);
 # bitesize-perf's perf stat has started its "sleep 999999" (perf stat enables
 # the counters at that exec). Stopped with SIGINT (perf-tools': SIGTERM to
@@ -64,7 +68,7 @@ descendant_of() {
 perf_sleep() { # the "sleep 999999" perf stat runs for bitesize-perf $TPID
   local p
   for p in $(pgrep -x sleep); do
-    [[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == "sleep 999999 " ]] &&
+    [[ $(tr '\0' ' ' 2>/dev/null <"/proc/$p/cmdline") == "sleep 999999 " ]] &&
       descendant_of "$p" "$TPID" && { echo "$p"; return 0; }
   done
   return 1
@@ -106,6 +110,7 @@ run_loop() {
   kill -USR1 "$WPID"
   until grep -q '^done' "$TMP/wl.out"; do sleep 0.05; done
   READS=$(awk '/^ops/ {print $2}' "$TMP/wl.out")
+  CPU_NS=$(awk '/^ops/ {print $4}' "$TMP/wl.out")
   kill -KILL "$WPID"; wait "$WPID" 2>/dev/null; WPID=""
 }
 
@@ -113,7 +118,7 @@ run_loop() {
 counted_4k() { awk -F: '/ 1\.0 -> 7\.9/ {split($2, a, " "); print a[1]}' "$TMP/tracer.out"; }
 
 CONFIGS=(baseline tracekit perf-tools)
-declare -A RATES COUNTED
+declare -A RATES COUNTED CPUS
 BEFORE=$(tracefs_state)
 load_start
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -129,18 +134,25 @@ for ((r = 1; r <= ROUNDS; r++)); do
       COUNTED[$cfg]+="$(counted_4k)/$READS "
     fi
     RATES[$cfg]+="$((READS / SECS)) "
-    log "round $r $cfg: $((READS / SECS)) reads/s"
+    CPUS[$cfg]+="$CPU_NS "
+    log "round $r $cfg: $((READS / SECS)) reads/s, $CPU_NS ns of CPU per read"
   done
 done
 load_end
 
 # shellcheck disable=SC2086
 read -r base _ <<<"$(stats 0 ${RATES[baseline]})"
-printf '%-10s %10s %10s %10s %14s  %s\n' config "median/s" "min/s" "max/s" "ns/read vs base" "1-8 KB counted/reads"
+# shellcheck disable=SC2086
+read -r cbase _ <<<"$(stats 0 ${CPUS[baseline]})"
+printf '%-10s %9s %9s %9s %15s %11s %15s  %s\n' config "median/s" "min/s" "max/s" "time/read" \
+  "cpu_ns/read" "cpu vs base" "1-8 KB counted/reads"
 for cfg in "${CONFIGS[@]}"; do
   # shellcheck disable=SC2086
   read -r m lo hi _ <<<"$(stats 0 ${RATES[$cfg]})"
-  printf '%-10s %10s %10s %10s %14s  %s\n' "$cfg" "$m" "$lo" "$hi" "$(slowdown "$base" "$m")" "${COUNTED[$cfg]:-}"
+  # shellcheck disable=SC2086
+  read -r c _ <<<"$(stats 0 ${CPUS[$cfg]})"
+  printf '%-10s %9s %9s %9s %15s %11s %15s  %s\n' "$cfg" "$m" "$lo" "$hi" "$(slowdown "$base" "$m")" \
+    "$c" "$(slowdown "$c" "$cbase")" "${COUNTED[$cfg]:-}"
 done
 load_summary
 tracefs_report "$BEFORE" "$(tracefs_state)"

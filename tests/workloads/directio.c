@@ -10,7 +10,8 @@
  *                                     times, in the order given
  *   directio PATH -l BYTES SECONDS    reads of BYTES for SECONDS, as fast as
  *                                     they go (a busy load, for overhead);
- *                                     prints "ops N" at the end
+ *                                     prints "ops N cpu_ns C" at the end (C:
+ *                                     its user + system CPU time per read)
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), does the I/O,
  * prints "done", then sleeps until killed (the device stays open: closing
  * it could issue a flush).
@@ -19,6 +20,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "workload.h"
@@ -54,7 +56,11 @@ int main(int argc, char** argv) {
     double end = now() + secs;
     while (now() < end)
       if (one(fd, 'r', bytes, ops++) != 0) return 1;
-    printf("ops %ld\n", ops);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    double cpu = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+                 (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+    printf("ops %ld cpu_ns %.0f\n", ops, cpu * 1e9 / (double)ops);
   } else {
     for (int a = 2; a < argc; a++) {
       char op;
