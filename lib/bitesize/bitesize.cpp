@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cmath>
@@ -150,6 +151,49 @@ Result<uint32_t> device_number(const std::string& device) {
          static_cast<uint32_t>(minor(st.st_rdev));
 }
 
+namespace {
+
+// A sysfs number file ("2048\n").
+Result<uint64_t> read_number(const std::string& path) {
+  auto text = read_file(path);
+  if (!text) return text.error();
+  auto n = parse_int<uint64_t>(trim(*text));
+  if (!n) return Error{EINVAL, "not a number", path, {}};
+  return *n;
+}
+
+}  // namespace
+
+Result<DeviceSelection> select_device(const std::string& device, const std::string& sysfs) {
+  auto dev = device_number(device);
+  if (!dev) return dev.error();
+  DeviceSelection d;
+  d.dev = *dev;
+  const std::string dir = sysfs + "/dev/block/" + std::to_string(*dev >> 20) + ":" +
+                          std::to_string(*dev & ((1u << 20) - 1));
+  if (::access((dir + "/partition").c_str(), F_OK) != 0) return d;
+  auto first = read_number(dir + "/start");
+  if (!first) return first.error();
+  auto size = read_number(dir + "/size");
+  if (!size) return size.error();
+  auto disk = read_file(dir + "/../dev");
+  if (!disk) return disk.error();
+  auto whole = device_number(std::string(trim(*disk)));
+  if (!whole) return whole.error();
+  d.dev = *whole;
+  d.first = *first;
+  d.sectors = *size;
+  return d;
+}
+
+std::string device_filter(const DeviceSelection& d) {
+  std::string f = "dev == " + std::to_string(d.dev);
+  if (d.sectors)
+    f += " && sector >= " + std::to_string(d.first) + " && sector < " +
+         std::to_string(d.first + d.sectors);
+  return f;
+}
+
 std::string header_line(const Options& o) {
   std::ostringstream h;
   h << "Tracing block I/O size (bytes)";
@@ -165,9 +209,9 @@ int run(const Options& o) {
   cli::install_stop_handlers();
   std::string also;
   if (o.device) {
-    auto dev = device_number(*o.device);
+    auto dev = select_device(*o.device);
     if (!dev) return fail(dev.error());
-    also = "dev == " + std::to_string(*dev);
+    also = device_filter(*dev);
   }
   auto& features = kernel::Features::host();
   if (!features.has(kernel::Feature::kPerfEvents))

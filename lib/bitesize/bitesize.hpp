@@ -64,6 +64,23 @@ std::vector<std::string> bucket_filters(const SizeField& field, const std::vecto
 // block device, or no such node.
 Result<uint32_t> device_number(const std::string& device);
 
+// What -d selects: requests are issued to whole disks (the tracepoint's dev
+// is the disk's), so a partition is its disk's requests in its sectors.
+struct DeviceSelection {
+  uint32_t dev = 0;      // the disk's number
+  uint64_t first = 0;    // a partition's first sector,
+  uint64_t sectors = 0;  // and its size (0: the whole disk)
+};
+
+// The selection for a device (as device_number takes it), the partition
+// found from sysfs (<sysfs>/dev/block/M:m/partition, start, size, and the
+// disk's ../dev). Error: as device_number, or an unreadable sysfs file.
+Result<DeviceSelection> select_device(const std::string& device, const std::string& sysfs = "/sys");
+
+// "dev == N", and for a partition "dev == N && sector >= S && sector < E".
+// Pure.
+std::string device_filter(const DeviceSelection& d);
+
 // "Tracing block I/O size (bytes), for 10 seconds...\n" (perf-tools' words;
 // " until Ctrl-C" without a duration, " of DEVICE" with -d). Pure.
 std::string header_line(const Options& o);

@@ -22,30 +22,48 @@ namespace {
 // tests make loop devices too).
 class LoopDevice {
  public:
-  LoopDevice() {
+  // partitioned: one partition, sectors 2048 to 6143 (1 to 3 MiB), added
+  // with BLKPG (addpart: this kernel reads no partition table format).
+  explicit LoopDevice(bool partitioned = false) {
     static int serial = 0;
     file_ =
         "/tmp/tk-bitesize-" + std::to_string(getpid()) + "-" + std::to_string(serial++) + ".img";
     int fd = ::open(file_.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0600);
     if (fd < 0 || ftruncate(fd, 4 << 20) != 0) throw std::runtime_error("cannot make " + file_);
     ::close(fd);
-    auto r = run({"/usr/sbin/losetup", "-f", "--show", file_}, 30);
+    std::vector<std::string> argv{"/usr/sbin/losetup", "-f", "--show", file_};
+    if (partitioned) argv.insert(argv.begin() + 1, "-P");
+    auto r = run(argv, 30);
     if (r.exit_code != 0 || r.out.empty()) {
       std::filesystem::remove(file_);
       throw std::runtime_error("losetup failed: " + r.err);
     }
     dev_ = lines_of(r.out)[0];
+    if (partitioned) {
+      auto a = run({"/usr/bin/addpart", dev_, "1", "2048", "4096"}, 30);
+      if (a.exit_code != 0) {
+        detach();
+        throw std::runtime_error("addpart failed: " + a.err);
+      }
+    }
   }
-  ~LoopDevice() {
-    (void)run({"/usr/sbin/losetup", "-d", dev_}, 30);
-    std::error_code ec;
-    std::filesystem::remove(file_, ec);
-  }
+  ~LoopDevice() { detach(); }
   LoopDevice(const LoopDevice&) = delete;
   LoopDevice& operator=(const LoopDevice&) = delete;
   const std::string& path() const { return dev_; }
+  // The first partition's node (/dev/loopNp1), once it is there.
+  std::string partition() const {
+    const std::string p = dev_ + "p1";
+    for (int i = 0; i < 500 && access(p.c_str(), F_OK) != 0; ++i) usleep(10000);
+    return p;
+  }
 
  private:
+  void detach() {
+    (void)run({"/usr/sbin/losetup", "-d", dev_}, 30);  // its partitions go with it
+    std::error_code ec;
+    std::filesystem::remove(file_, ec);
+  }
   std::string file_, dev_;
 };
 
@@ -140,6 +158,29 @@ TEST_F(BitesizeRuntime, AllDevicesIncludeTheLoopDevice) {
   auto counts = counts_of(r.out);
   ASSERT_EQ(counts.size(), kTruth.size()) << r.out;
   for (size_t i = 0; i < counts.size(); ++i) EXPECT_GE(counts[i], kTruth[i]) << r.out;
+}
+
+// A partition: its disk's requests in its sectors, exactly; the disk's
+// other requests are not counted.
+TEST_F(BitesizeRuntime, APartitionOfTheDevice) {
+  LoopDevice disk(/*partitioned=*/true);
+  const std::string part = disk.partition();
+  ASSERT_EQ(access(part.c_str(), F_OK), 0) << part << " never appeared";
+  Workload in_part("directio", {part, "r:4096:5", "w:65536:7"});
+  Workload outside("directio", {disk.path(), "r:4096:11", "w:16384:13"});  // below sector 2048
+  Running p({tool_path("bitesize"), "-d", part});
+  Running d({tool_path("bitesize"), "-d", disk.path()});
+  ASSERT_TRUE(p.wait_for_stdout("...\n", 60));
+  ASSERT_TRUE(d.wait_for_stdout("...\n", 60));
+  kill(in_part.pid(), SIGUSR1);
+  kill(outside.pid(), SIGUSR1);
+  ASSERT_TRUE(in_part.wait_line("done", 60));
+  ASSERT_TRUE(outside.wait_line("done", 60));
+  p.signal(SIGINT);
+  d.signal(SIGINT);
+  auto rp = p.finish(60), rd = d.finish(60);
+  EXPECT_EQ(counts_of(rp.out), (std::vector<uint64_t>{0, 5, 0, 7, 0})) << rp.out << rp.err;
+  EXPECT_EQ(counts_of(rd.out), (std::vector<uint64_t>{0, 5 + 11, 13, 7, 0})) << rd.out << rd.err;
 }
 
 // Two runs at once count the same requests, each exactly.

@@ -3,6 +3,10 @@
 #include "bitesize/bitesize.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "output/bitesize.hpp"
 #include "tracefs/event_format.hpp"
@@ -87,6 +91,46 @@ TEST(BitesizeDevice, MajorMinor) {
     EXPECT_FALSE(device_number(bad)) << bad;
   EXPECT_FALSE(device_number("tk_no_such_disk"));
   EXPECT_EQ(device_number("/dev/null").error().message, "not a block device");
+}
+
+// A fake sysfs: /dev/block/M:m links into /devices, where a partition's
+// directory sits in its disk's (as the kernel lays it out).
+class FakeSysfs {
+ public:
+  FakeSysfs()
+      : root_(std::filesystem::temp_directory_path() /
+              ("tk-bitesize-sysfs-" + std::to_string(getpid()))) {
+    namespace fs = std::filesystem;
+    fs::create_directories(root_ / "devices/vdb/vdb1");
+    fs::create_directories(root_ / "dev/block");
+    put("devices/vdb/dev", "259:0\n");
+    put("devices/vdb/vdb1/dev", "259:1\n");
+    put("devices/vdb/vdb1/partition", "1\n");
+    put("devices/vdb/vdb1/start", "2048\n");
+    put("devices/vdb/vdb1/size", "4096\n");
+    fs::create_directory_symlink("../../devices/vdb", root_ / "dev/block/259:0");
+    fs::create_directory_symlink("../../devices/vdb/vdb1", root_ / "dev/block/259:1");
+  }
+  ~FakeSysfs() { std::filesystem::remove_all(root_); }
+  std::string path() const { return root_.string(); }
+
+ private:
+  void put(const std::string& file, const std::string& text) {
+    std::ofstream(root_ / file) << text;
+  }
+  std::filesystem::path root_;
+};
+
+TEST(BitesizeDevice, APartitionIsItsDisksSectors) {
+  FakeSysfs sys;
+  auto disk = select_device("259,0", sys.path());
+  ASSERT_TRUE(disk) << disk.error().str();
+  EXPECT_EQ(device_filter(*disk), "dev == " + std::to_string(259u << 20));
+  auto part = select_device("259:1", sys.path());
+  ASSERT_TRUE(part) << part.error().str();
+  EXPECT_EQ(part->dev, 259u << 20);
+  EXPECT_EQ(device_filter(*part),
+            "dev == " + std::to_string(259u << 20) + " && sector >= 2048 && sector < 6144");
 }
 
 TEST(BitesizeHeader, AsPerfToolsSaysIt) {
