@@ -44,33 +44,26 @@ class HistogramEngine : public session::Engine {
     auto c = perf::Counters::open(counted, {});
     if (!c) return c.error();
     e->counters_.emplace(std::move(*c));
-    e->last_.assign(counted.size(), 0);
     if (auto s = e->counters_->enable(); !s) return s.error();
     return e;
   }
 
   void poll(int timeout_ms) override { cli::sleep_unless_stopped(timeout_ms); }
-  void stop() override { final_ = counters_->read(); }
+  // The counts at the end of tracing, before the report is printed.
+  void stop() override { final_ = counters_->take(); }
   void report(std::ostream& out, std::ostream& err) override {
-    Result<std::vector<uint64_t>> now = final_ ? std::move(*final_) : counters_->read();
+    Result<std::vector<uint64_t>> counts = final_ ? std::move(*final_) : counters_->take();
     final_.reset();
-    if (!now) {
-      err << "bitesize: " << now.error().str() << "\n";
-      return;
-    }
-    std::vector<uint64_t> counts(now->size());
-    for (size_t i = 0; i < now->size(); ++i) {
-      counts[i] = (*now)[i] - last_[i];
-      last_[i] = (*now)[i];
-    }
-    out << output::bitesize_histogram(edges_kb_, counts);
+    if (!counts)
+      err << "bitesize: " << counts.error().str() << "\n";
+    else
+      out << output::bitesize_histogram(edges_kb_, *counts);
   }
 
  private:
   HistogramEngine() = default;
   std::vector<double> edges_kb_;
   std::optional<perf::Counters> counters_;
-  std::vector<uint64_t> last_;  // per bucket, at the last report
   std::optional<Result<std::vector<uint64_t>>> final_;
 };
 
