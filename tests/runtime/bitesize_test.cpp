@@ -133,8 +133,8 @@ TEST_F(BitesizeRuntime, ExactCountsOnTheLoopDevice) {
   EXPECT_EQ(counts_of(r.out), kTruth) << r.out;
 }
 
-// perf-tools' form of -b (spaces), the seconds argument, SIGTERM ignored
-// (the run ends by itself).
+// perf-tools' form of -b (spaces) with the seconds argument (the run ends
+// by itself); commas and half-Kbyte edges, ended by SIGTERM.
 TEST_F(BitesizeRuntime, CustomBucketsAndSeconds) {
   auto r = trace_io({"-b", "2 16 100", "-d", "DEV", "2"}, 0);
   ASSERT_EQ(r.exit_code, 0) << r.err;
