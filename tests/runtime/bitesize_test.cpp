@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <sstream>
 
@@ -106,8 +107,13 @@ class BitesizeRuntime : public TracingTest {
     EXPECT_TRUE(t.wait_for_stdout("...\n", 60)) << "no header";
     kill(w.pid(), SIGUSR1);
     EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
-    if (end) t.signal(end);
-    return t.finish(60);
+    if (!end) return t.finish(60);
+    const auto t0 = std::chrono::steady_clock::now();
+    t.signal(end);
+    auto r = t.finish(60);
+    // Within a second, with a margin for this busy machine.
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+    return r;
   }
   std::vector<std::string> with_dev(const std::vector<std::string>& io) {
     std::vector<std::string> a{loop_.path()};
