@@ -112,7 +112,6 @@ class CounterEngine : public session::Engine {
     auto c = perf::Counters::open(counted, tids);
     if (!c) return c.error();
     e->counters_.emplace(std::move(*c));
-    e->last_.assign(counted.size(), 0);
     if (auto s = e->counters_->enable(); !s) return s.error();
     return e;
   }
@@ -125,19 +124,16 @@ class CounterEngine : public session::Engine {
   }
 
   void poll(int timeout_ms) override { cli::sleep_unless_stopped(timeout_ms); }
-  void stop() override { final_ = counters_->read(); }
+  void stop() override { final_ = counters_->take(); }
   void report(std::ostream& out, std::ostream& err) override {
-    Result<std::vector<uint64_t>> now = final_ ? std::move(*final_) : counters_->read();
+    Result<std::vector<uint64_t>> counts = final_ ? std::move(*final_) : counters_->take();
     final_.reset();
-    if (!now) {
-      err << "funccount: " << now.error().str() << "\n";
+    if (!counts) {
+      err << "funccount: " << counts.error().str() << "\n";
       return;
     }
     std::map<std::string, uint64_t> sum;
-    for (size_t i = 0; i < now->size(); ++i) {
-      sum[names_[i]] += (*now)[i] - last_[i];
-      last_[i] = (*now)[i];
-    }
+    for (size_t i = 0; i < counts->size(); ++i) sum[names_[i]] += (*counts)[i];
     print_table(out, Counts(sum.begin(), sum.end()), top_);
   }
 
@@ -147,7 +143,6 @@ class CounterEngine : public session::Engine {
   std::optional<session::TraceSession> trace_;
   std::optional<perf::Counters> counters_;
   std::vector<std::string> names_;  // per counter
-  std::vector<uint64_t> last_;      // per counter, at the last report
   std::optional<Result<std::vector<uint64_t>>> final_;
 };
 

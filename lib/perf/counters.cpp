@@ -96,4 +96,16 @@ Result<std::vector<uint64_t>> Counters::read() const {
   return counts;
 }
 
+Result<std::vector<uint64_t>> Counters::take() {
+  auto now = read();
+  if (!now) return now.error();
+  taken_.resize(now->size(), 0);
+  std::vector<uint64_t> delta(now->size());
+  for (size_t i = 0; i < now->size(); ++i) {
+    delta[i] = (*now)[i] - taken_[i];
+    taken_[i] = (*now)[i];
+  }
+  return delta;
+}
+
 }  // namespace tracekit::perf

@@ -33,10 +33,15 @@ class Counters {
   // Each event's count since it was opened (the sum over its CPUs or threads).
   // Error: a read failed.
   Result<std::vector<uint64_t>> read() const;
+  // Each event's count since the last take() (since it was opened, the
+  // first time): what a report of an interval prints. Error: as read()
+  // (the next take() then counts from the last one that succeeded).
+  Result<std::vector<uint64_t>> take();
 
  private:
   Counters() = default;
   std::vector<std::vector<Fd>> fds_;  // per event
+  std::vector<uint64_t> taken_;       // per event, at the last take()
 };
 
 }  // namespace tracekit::perf
