@@ -17,7 +17,7 @@
 namespace tracekit::execsnoop {
 
 std::vector<session::SyscallString> exec_calls(int max_args) {
-  return {{"execve", 1, "arg", max_args + 1}, {"execveat", 2, "arg", max_args + 1}};
+  return {{"execve", 1, "argv", max_args + 1}, {"execveat", 2, "argv", max_args + 1}};
 }
 
 std::string args_text(const std::vector<std::string>& argv, int max) {
