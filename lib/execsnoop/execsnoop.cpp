@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <csignal>
+#include <iterator>
 #include <ostream>
 #include <sstream>
 
@@ -139,22 +140,29 @@ struct Snooper::Impl {
   }
 
   // Handles the batch in time order; last: no exec waits for a later poll.
+  // An exec that waits for its entry holds back every later event with it,
+  // so that lines stay in time order and an entry still on its way is seen
+  // before the events that follow it.
   void handle_batch(bool last) {
     for (auto& w : waiting) w.waited = true;
     for (auto& w : waiting) batch.push_back(std::move(w));
     waiting.clear();
     std::stable_sort(batch.begin(), batch.end(),
                      [](const Copied& a, const Copied& b) { return a.e.ts < b.e.ts; });
-    for (auto& c : batch) {
+    for (size_t i = 0; i < batch.size() && *out; ++i) {
+      Copied& c = batch[i];
       c.e.data = c.data;
       if (c.e.type == fork_id) {
         lineage.fork(number(fork_parent, c.e), number(fork_child, c.e));
       } else if (c.e.type == exec_id) {
-        if (!exec(c, last)) waiting.push_back(std::move(c));
+        if (!exec(c, last)) {
+          std::move(batch.begin() + static_cast<ptrdiff_t>(i), batch.end(),
+                    std::back_inserter(waiting));
+          break;
+        }
       } else if (strings) {
         (void)strings->push(c.e);  // entries, and exits that end failed execs
       }
-      if (!*out) break;
     }
     batch.clear();
     out->flush();
@@ -269,7 +277,8 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
     err << "execsnoop: " << (m.from_proc + m.unknown) << " exec"
         << (m.from_proc + m.unknown == 1 ? "" : "s") << " without arguments seen"
         << (m.strings && m.strings->path() == session::StringPath::kUprobe
-                ? " (made without the C library's exec functions)"
+                ? " (made without the C library's exec functions, or with more arguments "
+                  "than a probe's record holds)"
                 : "")
         << ": " << m.from_proc << " from /proc/PID/cmdline [proc], " << m.unknown
         << " file name only [?].\n";

@@ -268,6 +268,11 @@ void CallPairing::entry(int tid, size_t call, std::string str, std::string comm)
 
 void CallPairing::entry(SyscallCall c) {
   const int tid = c.tid;
+  auto it = pending_.find(tid);
+  // The same call's vector read by two probes (a uprobe on the wrapper,
+  // then a kprobe that could not fault a page in): the longer read is kept.
+  if (it != pending_.end() && it->second.call == c.call && it->second.argv.size() > c.argv.size())
+    c.argv = std::move(it->second.argv);
   pending_[tid] = std::move(c);
 }
 
@@ -361,12 +366,35 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
   const bool ustring = features.has(F::kUstring);
+  std::optional<Result<std::string>> libc;
+  Result<std::vector<probe::ElfFunction>> libc_functions = std::vector<probe::ElfFunction>{};
+  if (features.has(F::kUprobes)) {
+    libc = probe::resolve_library("c");
+    libc_functions = *libc ? probe::elf_functions(**libc)
+                           : Result<std::vector<probe::ElfFunction>>(libc->error());
+  }
+  // Kprobes and eprobes read user memory without faulting it in: an
+  // argument vector's string that the process has not touched since its
+  // fork (a string constant) reads as a fault. Uprobes on the C library's
+  // wrappers can fault it in: with an argument vector they are added to
+  // the kernel-side probes where they work, and the pairing keeps the
+  // longer vector read of the same call (CallPairing::entry).
+  const bool vectors =
+      std::any_of(have.begin(), have.end(), [](const SyscallString& c) { return c.argv > 0; });
+  auto with_uprobes = [&](Result<StringPlan> plan, bool c) -> Result<StringPlan> {
+    if (!plan || !vectors || !libc || !*libc || !libc_functions) return plan;
+    auto u = plan_uprobes(have, **libc, *libc_functions, c);
+    if (!u) return plan;
+    for (auto& t : u->entries) plan->entries.push_back(std::move(t));
+    plan->how += ", with " + u->how;
+    return plan;
+  };
 
   if (features.has(F::kKprobes)) {
     auto functions = probe::kernel_functions(tracing_dir);
     auto s = try_way(StringPath::kKprobe, [&](bool c) -> Result<StringPlan> {
       if (!functions) return functions.error();
-      return plan_kprobes(have, *functions, ustring, c);
+      return with_uprobes(plan_kprobes(have, *functions, ustring, c), c);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
@@ -378,7 +406,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   // comm comes from the recorded command lines instead.
   if (features.has(F::kEprobes) && tracepoints) {
     auto s = try_way(StringPath::kEprobe, [&](bool) -> Result<StringPlan> {
-      return plan_eprobes(have, ustring, false);
+      return with_uprobes(plan_eprobes(have, ustring, false), false);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
@@ -386,12 +414,9 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
     lacking.push_back(features.missing(tracepoints ? F::kEprobes : F::kSyscallTracepoints).message);
   }
   if (features.has(F::kUprobes)) {
-    auto libc = probe::resolve_library("c");
-    Result<std::vector<probe::ElfFunction>> functions =
-        libc ? probe::elf_functions(*libc) : Result<std::vector<probe::ElfFunction>>(libc.error());
     auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
-      if (!functions) return functions.error();
-      return plan_uprobes(have, *libc, *functions, c);
+      if (!libc_functions) return libc_functions.error();
+      return plan_uprobes(have, **libc, *libc_functions, c);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;

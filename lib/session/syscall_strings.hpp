@@ -14,6 +14,8 @@
 //      with the argument's register of the calling convention: programs
 //      that make the system call without the C library (static or Go
 //      binaries, the dynamic loader's own opens) are missed.
+// Calls with an argument vector (execve) also get the uprobes of 3 with 1
+// or 2: those can read pages the kernel-side probes cannot.
 // A way whose features are missing (kernel::Features, with
 // TRACEKIT_KERNEL_FEATURES applied) is skipped; a way the kernel refuses is
 // said on warn and the next one tried. x86_64 only: registers by name.
@@ -128,7 +130,10 @@ struct SyscallCall {
 class CallPairing {
  public:
   void entry(int tid, size_t call, std::string str, std::string comm);
-  // An entry whose call is read whole already (its ts the entry's).
+  // An entry whose call is read whole already (its ts the entry's). A
+  // second entry of the same call keeps the first one's argument vector
+  // when that is longer (a uprobe on the wrapper read it, and the kprobe
+  // at the system call's entry could not read a page that is not mapped).
   void entry(SyscallCall c);
   // The completed call, or nullopt when the thread had no entry (a call
   // made without a probed wrapper, or begun before tracing).

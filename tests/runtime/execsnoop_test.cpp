@@ -128,6 +128,14 @@ TEST_F(ExecsnoopRuntime, EveryExecWithItsArgumentsAndParent) {
       << t.r.err;
 }
 
+// Arguments that are the program's string constants, not mapped in a
+// forked child until it touches them: uprobes fault them in.
+TEST_F(ExecsnoopRuntime, StringConstants) {
+  auto t = trace_execs({}, {std::to_string(kExecs), "0", "literals"});
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  expect_rows(t, kExecs, 0);
+}
+
 // -a 3: three arguments, then [...]; -a 5: all five, no [...].
 TEST_F(ExecsnoopRuntime, MaxArguments) {
   auto t = trace_execs({"-a", "3"}, {std::to_string(kExecs), "0"});

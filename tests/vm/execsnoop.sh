@@ -49,6 +49,25 @@ case_kprobe_path_exact() {
   check_execs /tmp/es.out $((N + M)) "$ARGS"
 }
 
+# Arguments that are string constants of the program, which a forked child
+# has not mapped yet: the kprobes at the system call cannot read them (they
+# do not fault pages in), the uprobes on libc's exec functions that
+# execsnoop adds to them can. The children that exec without libc are seen
+# without arguments ("[proc]" or "[?]").
+case_kprobe_string_constants() {
+  skip_in_static_image "libc's exec functions are not in a static workload"
+  start_workload execs $N $M literals
+  traced_run /tmp/es.out execsnoop
+  has /tmp/es.out.err '^execsnoop: arguments from kprobes on __x64_sys_execve.*, with uprobes on ' \
+    "the uprobes added to the kprobes"
+  local good marked
+  good=$(awk -v p="$WL_PID" -v a="$ARGS" '$2 == p { l = $0; sub(/^ *[^ ]+ +[^ ]+ +/, "", l); if (l == a) n++ }
+    END { print n + 0 }' /tmp/es.out)
+  marked=$(awk -v p="$WL_PID" '$2 == p && ($NF == "[proc]" || $NF == "[?]")' /tmp/es.out | wc -l)
+  [ "$good" -eq $N ] && [ "$marked" -eq $M ] ||
+    { head -n 40 /tmp/es.out; fail "$good execs with their arguments (expected $N), $marked marked (expected $M)"; }
+}
+
 # -a 3 and -t: three arguments then [...], a time column.
 case_kprobe_max_args_and_times() {
   start_workload execs $N $M

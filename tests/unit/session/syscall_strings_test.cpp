@@ -155,3 +155,32 @@ TEST(SyscallStringsTest, TakeRemovesTheEntry) {
 
 }  // namespace
 }  // namespace tracekit::session
+
+namespace tracekit::session {
+namespace {
+
+// A uprobe on the wrapper read the whole vector; the kprobe at the system
+// call's entry, which cannot fault pages in, read less: the longer stays.
+TEST(SyscallStringsTest, PairingKeepsTheLongerVectorOfTheSameCall) {
+  CallPairing p;
+  SyscallCall u, k, other;
+  u.tid = k.tid = other.tid = 7;
+  u.argv = {"ls", "-l", "/etc"};
+  k.ts = 9;
+  k.argv = {"ls"};
+  p.entry(u);
+  p.entry(k);
+  auto c = p.take(7);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->argv, (std::vector<std::string>{"ls", "-l", "/etc"}));
+  EXPECT_EQ(c->ts, 9u);
+  // Another call (execveat after execve) replaces it whole.
+  p.entry(u);
+  other.call = 1;
+  other.argv = {"x"};
+  p.entry(other);
+  EXPECT_EQ(p.take(7)->argv, (std::vector<std::string>{"x"}));
+}
+
+}  // namespace
+}  // namespace tracekit::session
