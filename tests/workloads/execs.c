@@ -15,8 +15,9 @@
  *     constants, which a forked child has not mapped yet.
  *     Defaults: N 23, M 5.
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), starts the
- * children one after another, waiting for each, prints "done" (or
- * "failed" if a child did not exit 0), then sleeps until killed.
+ * children one after another, waiting for each, prints "rate R" (the
+ * children started per second) and "done" (or "failed" if a child did not
+ * exit 0), then sleeps until killed.
  */
 #define _GNU_SOURCE
 #include <limits.h>
@@ -84,6 +85,7 @@ int main(int argc, char** argv) {
   snprintf(path, sizeof path, "PATH=/nonexistent-tracekit:%s", dir);
 
   if (ready_then_wait_for_go_signal() != 0) return 1;
+  double start = now();
   int failed = 0;
   for (long i = 0; i < n + m; i++) {
     pid_t pid;
@@ -108,7 +110,7 @@ int main(int argc, char** argv) {
     if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
       failed = 1;
   }
-  printf("%s\n", failed ? "failed" : "done");
+  printf("rate %.1f\n%s\n", (n + m) / (now() - start), failed ? "failed" : "done");
   fflush(stdout);
   for (;;) pause();
 }
