@@ -1,30 +1,21 @@
 #include "output/execsnoop.hpp"
 
-#include <cinttypes>
 #include <cstdio>
+
+#include "output/snoop.hpp"
 
 namespace tracekit::output {
 
 void exec_header(std::ostream& out, bool timestamps) {
   char buf[64];
-  if (timestamps) {
-    std::snprintf(buf, sizeof buf, "%-16s ", "TIMEs");
-    out << buf;
-  }
+  if (timestamps) snoop_time_header(out);
   std::snprintf(buf, sizeof buf, "%6s %6s %s\n", "PID", "PPID", "ARGS");
   out << buf;
 }
 
 void exec_event(std::ostream& out, const ExecEvent& e, bool timestamps) {
   char buf[64];
-  if (timestamps) {
-    // Microseconds, as the kernel's trace file shows event times.
-    uint64_t us = e.ts_ns / 1000;
-    char t[40];
-    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
-    std::snprintf(buf, sizeof buf, "%-16s ", t);
-    out << buf;
-  }
+  if (timestamps) snoop_time(out, e.ts_ns);
   std::snprintf(buf, sizeof buf, "%6d %6d ", e.pid, e.ppid);
   out << buf << e.args << "\n";
 }
