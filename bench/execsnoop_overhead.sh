@@ -12,9 +12,9 @@
 #
 #   baseline   nothing
 #   execsnoop  build/bin/execsnoop, stdout to a file (system-wide)
-#   bpftrace   bpftrace -e 'tracepoint:sched:sched_process_exec { ... }' with
-#              the arguments joined from syscalls:sys_enter_execve (if
-#              bpftrace is installed)
+#   bpftrace   bpftrace printing the arguments at syscalls:sys_enter_execve
+#              (join) and the PID and parent at sched:sched_process_exec, as
+#              bcc's execsnoop does (if bpftrace is installed)
 #
 # Each tracer is started and the loop begins once it traces (its header
 # printed); then it is stopped with SIGINT. Printed per configuration: the
@@ -42,7 +42,7 @@ start_tracer() {
   case $1 in
     execsnoop) "$TMP/execsnoop" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
     bpftrace)
-      bpftrace -e 'tracepoint:syscalls:sys_enter_execve { @a[tid] = join(args->argv); }
+      bpftrace -e 'tracepoint:syscalls:sys_enter_execve { printf("%d ", tid); join(args->argv); }
         tracepoint:sched:sched_process_exec { printf("%d %d\n", pid, curtask->real_parent->tgid); }' \
         >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
   esac
@@ -91,7 +91,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 done
 # shellcheck disable=SC2086
 base=$(median 1 ${RATES[baseline]})
-printf '%-10s %10s %10s %10s  %s\n' config median min max "slowdown vs baseline"
+printf '%-10s %10s %10s %10s  %s\n' config median min max "time per exec vs baseline"
 for c in $CONFIGS; do
   # shellcheck disable=SC2086
   read -r m lo hi _ <<<"$(stats 1 ${RATES[$c]})"
