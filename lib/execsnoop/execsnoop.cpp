@@ -176,9 +176,11 @@ struct Snooper::Impl {
       entry = strings->take(old_pid);
       if (!entry && !last && !c.waited) return false;
     }
-    if (!lineage.first_exec(pid, o.reexecs)) return true;
     std::string file = session::read_string(exec_file, c.e.data).value_or("");
     if (name && !(*name)(process_name(file))) return true;
+    // After the name: a program that another one (not shown) execs in its
+    // own process is the first shown there.
+    if (!lineage.first_exec(pid, o.reexecs)) return true;
     std::string args;
     if (entry && !entry->argv.empty()) {
       args = args_text(entry->argv, o.max_args);

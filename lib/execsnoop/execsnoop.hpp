@@ -69,8 +69,8 @@ class Lineage {
   void fork(int parent, int child);
   // The parent of pid seen at its fork, or nullopt.
   std::optional<int> parent(int pid) const;
-  // Whether an exec of pid is to be shown: its first since its fork, or
-  // any with reexecs. Records it.
+  // Whether an exec of pid is to be shown: the first shown since its
+  // fork, or any with reexecs. Records it.
   bool first_exec(int pid, bool reexecs);
 
  private:
