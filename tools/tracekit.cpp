@@ -25,6 +25,7 @@ constexpr Entry kTools[] = {
     {"kprobe", tracekit::tools::kprobe_main, "trace a kernel function (kprobe) and print its events"},
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
+    {"execsnoop", tracekit::tools::execsnoop_main, "trace exec()s with their arguments and parent PIDs"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
     {"functrace", tracekit::tools::functrace_main, "trace kernel function calls (function tracer)"},

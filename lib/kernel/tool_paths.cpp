@@ -114,6 +114,20 @@ std::vector<ToolUse> make_uses() {
        "-p PID",
        {{"set_event_pid following forks", {F::kSetEventPid, F::kEventFork}},
         {"a common_pid filter of the threads at the start", {F::kEventTracing}}}},
+      {"execsnoop",
+       "",
+       {{"sched_process_exec and sched_process_fork, arguments by kprobes on the exec syscall "
+         "entries",
+         {F::kKprobes, F::kEventTracing}},
+        {"sched_process_exec and sched_process_fork, arguments by eprobes on "
+         "sys_enter_execve(at)",
+         {F::kEprobes, F::kSyscallTracepoints}},
+        {"sched_process_exec and sched_process_fork, arguments by uprobes on the C library's "
+         "exec functions (programs without it: /proc/PID/cmdline)",
+         {F::kUprobes, F::kEventTracing}},
+        {"sched_process_exec and sched_process_fork, arguments from /proc/PID/cmdline while "
+         "the process lives",
+         {F::kEventTracing}}}},
       {"funccount",
        "kernel functions",
        {{"the function profiler (perf-tools' lock)", {F::kFunctionProfiler}},

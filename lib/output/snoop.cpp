@@ -42,26 +42,30 @@ void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offs
   }
 }
 
+void snoop_time_header(std::ostream& out) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%-16s ", "TIMEs");
+  out << buf;
+}
+
+void snoop_time(std::ostream& out, uint64_t ts_ns) {
+  uint64_t us = ts_ns / 1000;
+  char t[40], buf[48];
+  std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
+  std::snprintf(buf, sizeof buf, "%-16s ", t);
+  out << buf;
+}
+
 void open_header(std::ostream& out, bool timestamps) {
   char buf[96];
-  if (timestamps) {
-    std::snprintf(buf, sizeof buf, "%-16s ", "TIMEs");
-    out << buf;
-  }
+  if (timestamps) snoop_time_header(out);
   std::snprintf(buf, sizeof buf, "%-16.16s %-6s %4s %s\n", "COMM", "PID", "FD", "FILE");
   out << buf;
 }
 
 void open_event(std::ostream& out, const OpenEvent& e, bool timestamps) {
   char buf[96];
-  if (timestamps) {
-    // Microseconds, as the kernel's trace file shows event times.
-    uint64_t us = e.ts_ns / 1000;
-    char t[40];
-    std::snprintf(t, sizeof t, "%" PRIu64 ".%06" PRIu64, us / 1000000, us % 1000000);
-    std::snprintf(buf, sizeof buf, "%-16s ", t);
-    out << buf;
-  }
+  if (timestamps) snoop_time(out, e.ts_ns);
   std::string comm(e.comm.substr(0, 16));
   std::snprintf(buf, sizeof buf, "%-16.16s %-6d %4" PRId64 " ", comm.c_str(), e.pid,
                 e.fd < 0 ? int64_t{-1} : e.fd);

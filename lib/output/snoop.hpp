@@ -46,6 +46,11 @@ struct OpenEvent {
 };
 
 void open_header(std::ostream& out, bool timestamps);
+// The TIMEs column of perf-tools' snoop tools (-t): its header, and an
+// event's time in seconds with microseconds, as the kernel's trace file
+// shows them, each padded to 16 characters and followed by a space.
+void snoop_time_header(std::ostream& out);
+void snoop_time(std::ostream& out, uint64_t ts_ns);
 void open_event(std::ostream& out, const OpenEvent& e, bool timestamps);
 
 }  // namespace tracekit::output

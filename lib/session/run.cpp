@@ -27,6 +27,18 @@ void print_report(Engine& e, const RunOptions& o) {
 
 }  // namespace
 
+RunOptions snoop(const std::string& header, std::optional<double> buffered_secs) {
+  RunOptions o;
+  o.prints_events = true;
+  o.header = header;
+  o.after_report = "\nEnding tracing...\n";
+  if (buffered_secs) {
+    o.buffered = true;
+    o.duration = buffered_secs;
+  }
+  return o;
+}
+
 RunOptions summary(const std::string& header, bool folded) {
   RunOptions o;
   if (!folded) {

@@ -6,7 +6,10 @@
 // the same targets, and the whole is one TraceSession. Decoding looks up an
 // event's id: an entry's string field (a __data_loc string in probe
 // records) and, where the probe fetched it, $comm, are kept for its thread;
-// an exit's "ret" completes the thread's call.
+// an exit's "ret" completes the thread's call. An argument vector (execve's
+// argv) is fetched as one string field per element, <field>0, <field>1,
+// ...; the kernel records a fetch that faulted (past the array's NULL end)
+// as a string of length 0, which tells it from an empty argument (its NUL).
 #include "session/syscall_strings.hpp"
 
 #include <sys/stat.h>
@@ -42,23 +45,18 @@ std::optional<size_t> call_of_event(std::string_view event) {
   return *n;
 }
 
-// A char[] or __data_loc string field of a raw record, up to its first NUL.
 std::string field_string(const tep_format_field* f, std::span<const uint8_t> d) {
-  if (!f) return {};
-  size_t off = static_cast<size_t>(f->offset), len = static_cast<size_t>(f->size);
-  if (f->flags & TEP_FIELD_IS_DYNAMIC) {
-    if (off + 4 > d.size()) return {};
-    uint32_t loc;
-    std::memcpy(&loc, d.data() + off, 4);
-    size_t at = loc & 0xffff;
-    if (f->flags & TEP_FIELD_IS_RELATIVE) at += off + static_cast<size_t>(f->size);
-    off = at;
-    len = loc >> 16;
-  }
-  if (off >= d.size()) return {};
-  len = std::min(len, d.size() - off);
-  std::string_view s(reinterpret_cast<const char*>(d.data()) + off, len);
-  return std::string(s.substr(0, s.find('\0')));
+  return read_string(f, d).value_or("");
+}
+
+// "field=FETCH" for a string, "field0=FETCH0 field1=FETCH1 ..." for a
+// vector, with fetch(element) giving each (element -1: the string).
+std::string string_fetchargs(const SyscallString& c, const std::function<std::string(int)>& fetch) {
+  if (c.argv <= 0) return c.field + "=" + fetch(-1);
+  std::string s;
+  for (int i = 0; i < c.argv; ++i)
+    s += (i ? " " : "") + c.field + std::to_string(i) + "=" + fetch(i);
+  return s;
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -68,6 +66,25 @@ std::string joined(const std::vector<std::string>& v) {
 }
 
 }  // namespace
+
+std::optional<std::string> read_string(const tep_format_field* f, std::span<const uint8_t> d) {
+  if (!f) return std::nullopt;
+  size_t off = static_cast<size_t>(f->offset), len = static_cast<size_t>(f->size);
+  if (f->flags & TEP_FIELD_IS_DYNAMIC) {
+    if (off + 4 > d.size()) return std::nullopt;
+    uint32_t loc;
+    std::memcpy(&loc, d.data() + off, 4);
+    size_t at = loc & 0xffff;
+    if (f->flags & TEP_FIELD_IS_RELATIVE) at += off + static_cast<size_t>(f->size);
+    off = at;
+    len = loc >> 16;
+    if (len == 0) return std::nullopt;
+  }
+  if (off >= d.size()) return std::nullopt;
+  len = std::min(len, d.size() - off);
+  std::string_view s(reinterpret_cast<const char*>(d.data()) + off, len);
+  return std::string(s.substr(0, s.find('\0')));
+}
 
 std::string_view path_name(StringPath p) {
   switch (p) {
@@ -101,12 +118,27 @@ std::vector<LibcWrapper> libc_wrappers(std::string_view syscall) {
       {"__openat64_nocancel", 1},
   };
   if (syscall == "open" || syscall == "openat") return kOpens;
-  if (syscall == "execve") return {{"execve", 0}};
-  if (syscall == "execveat") return {{"execveat", 1}};
+  // Every exec function of glibc (execv, execvp, execl*, posix_spawn,
+  // system) ends in execve's code; fexecve makes the execveat system call
+  // itself (no path: only its vector is read).
+  if (syscall == "execve") return {{"execve", 0, 1}};
+  if (syscall == "execveat") return {{"execveat", 1, 2}, {"fexecve", -1, 1}};
   return {};
 }
 
-std::string kprobe_string_fetch(int arg, bool pt_regs, bool ustring) {
+namespace {
+
+// The string at pointer (element < 0), or at the element'th pointer of the
+// array at pointer, read with a user-memory dereference when user.
+std::string string_at(const std::string& pointer, int element, bool user, const char* type) {
+  if (element < 0) return "+0(" + pointer + ")" + type;
+  return "+0(+" + std::string(user ? "u" : "") + std::to_string(8 * element) + "(" + pointer +
+         "))" + type;
+}
+
+}  // namespace
+
+std::string kprobe_string_fetch(int arg, bool pt_regs, bool ustring, int element) {
   // struct pt_regs (x86_64): the offsets of di, si, dx, r10, r8, r9, the
   // syscall's argument registers; without the wrapper, sys_<name> is a C
   // function: di, si, dx, cx, r8, r9.
@@ -114,14 +146,21 @@ std::string kprobe_string_fetch(int arg, bool pt_regs, bool ustring) {
   static constexpr const char* kCRegs[] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
   if (arg < 0 || arg > 5) return {};
   const char* type = ustring ? ":ustring" : ":string";
-  if (pt_regs) return "+0(+" + std::to_string(kRegsOffset[arg]) + "(%di))" + type;
-  return std::string("+0(") + kCRegs[arg] + ")" + type;
+  std::string pointer =
+      pt_regs ? "+" + std::to_string(kRegsOffset[arg]) + "(%di)" : std::string(kCRegs[arg]);
+  // The array is user memory: a kernel read of it fails on kernels that
+  // check (the ones with ustring also have "+u").
+  return string_at(pointer, element, ustring, type);
 }
 
-std::string uprobe_string_fetch(int arg) {
+std::string uprobe_string_fetch(int arg, int element) {
   static constexpr const char* kCRegs[] = {"%di", "%si", "%dx", "%cx", "%r8", "%r9"};
   if (arg < 0 || arg > 5) return {};
-  return std::string("+0(") + kCRegs[arg] + "):string";
+  return string_at(kCRegs[arg], element, false, ":string");
+}
+
+std::string eprobe_string_fetch(const std::string& field, bool ustring, int element) {
+  return string_at("$" + field, element, ustring, ustring ? ":ustring" : ":string");
 }
 
 Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
@@ -145,7 +184,8 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
     t.kind = probe::Kind::kKernel;
     t.function = fn;
     t.event_name = event_prefix(i) + c.name;
-    t.fetchargs = c.field + "=" + kprobe_string_fetch(c.arg, pt_regs, ustring);
+    t.fetchargs = string_fetchargs(
+        c, [&](int element) { return kprobe_string_fetch(c.arg, pt_regs, ustring, element); });
     if (comm) t.fetchargs += " comm=$comm";
     p.entries.push_back(std::move(t));
     used.push_back(fn);
@@ -170,7 +210,8 @@ StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, b
     t.system = "syscalls";
     t.event = "sys_enter_" + c.name;
     t.event_name = event_prefix(i) + c.name;
-    t.fetchargs = c.field + "=+0($" + c.field + ")" + (ustring ? ":ustring" : ":string");
+    t.fetchargs = string_fetchargs(
+        c, [&](int element) { return eprobe_string_fetch(c.field, ustring, element); });
     if (comm) t.fetchargs += " comm=$comm";
     used.push_back("syscalls:" + t.event);
     p.entries.push_back(std::move(t));
@@ -187,6 +228,8 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
   std::vector<std::string> used;
   for (size_t i = 0; i < calls.size(); ++i) {
     for (const auto& w : libc_wrappers(calls[i].name)) {
+      const int arg = calls[i].argv > 0 ? w.argv : w.arg;
+      if (arg < 0) continue;
       auto f = std::find_if(functions.begin(), functions.end(),
                             [&](const probe::ElfFunction& e) { return e.name == w.symbol; });
       if (f == functions.end() || f->ifunc) continue;
@@ -198,7 +241,8 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
       t.path = libc;
       t.offset = f->file_offset;
       t.event_name = event_prefix(i) + f->name;
-      t.fetchargs = calls[i].field + "=" + uprobe_string_fetch(w.arg);
+      t.fetchargs = string_fetchargs(
+          calls[i], [&](int element) { return uprobe_string_fetch(arg, element); });
       if (comm) t.fetchargs += " comm=$comm";
       p.entries.push_back(std::move(t));
       used.push_back(f->name);
@@ -214,19 +258,36 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
 }
 
 void CallPairing::entry(int tid, size_t call, std::string str, std::string comm) {
-  pending_[tid] = Pending{call, std::move(str), std::move(comm)};
+  SyscallCall c;
+  c.tid = tid;
+  c.call = call;
+  c.str = std::move(str);
+  c.comm = std::move(comm);
+  entry(std::move(c));
+}
+
+void CallPairing::entry(SyscallCall c) {
+  const int tid = c.tid;
+  auto it = pending_.find(tid);
+  // The same call's vector read by two probes (a uprobe on the wrapper,
+  // then a kprobe that could not fault a page in): the longer read is kept.
+  if (it != pending_.end() && it->second.call == c.call && it->second.argv.size() > c.argv.size())
+    c.argv = std::move(it->second.argv);
+  pending_[tid] = std::move(c);
 }
 
 std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) {
+  auto c = take(tid);
+  if (!c) return std::nullopt;
+  c->ts = ts;
+  c->ret = ret;
+  return c;
+}
+
+std::optional<SyscallCall> CallPairing::take(int tid) {
   auto it = pending_.find(tid);
   if (it == pending_.end()) return std::nullopt;
-  SyscallCall c;
-  c.ts = ts;
-  c.tid = tid;
-  c.call = it->second.call;
-  c.str = std::move(it->second.str);
-  c.comm = std::move(it->second.comm);
-  c.ret = ret;
+  SyscallCall c = std::move(it->second);
   pending_.erase(it);
   return c;
 }
@@ -234,7 +295,8 @@ std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) 
 Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
                                               const std::string& tool,
                                               std::vector<SyscallString> calls,
-                                              kernel::Features& features, std::ostream& warn) {
+                                              kernel::Features& features, std::ostream& warn,
+                                              const std::vector<probe::Target>& also) {
   using F = kernel::Feature;
   // The calls this kernel has an exit tracepoint of (no open on arm64); on
   // kernels without syscall tracepoints, those libseccomp has a number of
@@ -258,7 +320,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
                  "none of the system calls has a sys_exit tracepoint",
                  tracing_dir + "/events/syscalls",
                  {}};
-  std::vector<probe::Target> exits;
+  std::vector<probe::Target> exits = also;  // the exits, after the tool's own
   for (size_t i = 0; i < have.size(); ++i) {
     probe::Target t;
     t.kind = probe::Kind::kTracepoint;
@@ -304,12 +366,35 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
   const bool ustring = features.has(F::kUstring);
+  std::optional<Result<std::string>> libc;
+  Result<std::vector<probe::ElfFunction>> libc_functions = std::vector<probe::ElfFunction>{};
+  if (features.has(F::kUprobes)) {
+    libc = probe::resolve_library("c");
+    libc_functions = *libc ? probe::elf_functions(**libc)
+                           : Result<std::vector<probe::ElfFunction>>(libc->error());
+  }
+  // Kprobes and eprobes read user memory without faulting it in: an
+  // argument vector's string that the process has not touched since its
+  // fork (a string constant) reads as a fault. Uprobes on the C library's
+  // wrappers can fault it in: with an argument vector they are added to
+  // the kernel-side probes where they work, and the pairing keeps the
+  // longer vector read of the same call (CallPairing::entry).
+  const bool vectors =
+      std::any_of(have.begin(), have.end(), [](const SyscallString& c) { return c.argv > 0; });
+  auto with_uprobes = [&](Result<StringPlan> plan, bool c) -> Result<StringPlan> {
+    if (!plan || !vectors || !libc || !*libc || !libc_functions) return plan;
+    auto u = plan_uprobes(have, **libc, *libc_functions, c);
+    if (!u) return plan;
+    for (auto& t : u->entries) plan->entries.push_back(std::move(t));
+    plan->how += ", with " + u->how;
+    return plan;
+  };
 
   if (features.has(F::kKprobes)) {
     auto functions = probe::kernel_functions(tracing_dir);
     auto s = try_way(StringPath::kKprobe, [&](bool c) -> Result<StringPlan> {
       if (!functions) return functions.error();
-      return plan_kprobes(have, *functions, ustring, c);
+      return with_uprobes(plan_kprobes(have, *functions, ustring, c), c);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
@@ -320,20 +405,18 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   // not asked for: 6.1's reads garbage there (seen in the VM tier); the
   // comm comes from the recorded command lines instead.
   if (features.has(F::kEprobes) && tracepoints) {
-    auto s = try_way(StringPath::kEprobe,
-                     [&](bool) -> Result<StringPlan> { return plan_eprobes(have, ustring, false); });
+    auto s = try_way(StringPath::kEprobe, [&](bool) -> Result<StringPlan> {
+      return with_uprobes(plan_eprobes(have, ustring, false), false);
+    });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
   } else {
     lacking.push_back(features.missing(tracepoints ? F::kEprobes : F::kSyscallTracepoints).message);
   }
   if (features.has(F::kUprobes)) {
-    auto libc = probe::resolve_library("c");
-    Result<std::vector<probe::ElfFunction>> functions =
-        libc ? probe::elf_functions(*libc) : Result<std::vector<probe::ElfFunction>>(libc.error());
     auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
-      if (!functions) return functions.error();
-      return plan_uprobes(have, *libc, *functions, c);
+      if (!libc_functions) return libc_functions.error();
+      return plan_uprobes(have, **libc, *libc_functions, c);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
@@ -360,7 +443,21 @@ Status SyscallStrings::attach(tep_handle* tep) {
       if (!call || *call >= calls_.size()) continue;
       d.entry = true;
       d.call = *call;
-      d.value = tep_find_field(te, calls_[*call].field.c_str());
+      const SyscallString& c = calls_[*call];
+      if (c.argv > 0) {
+        for (int i = 0; i < c.argv; ++i) {
+          d.argv.push_back(tep_find_field(te, (c.field + std::to_string(i)).c_str()));
+          if (!d.argv.back())
+            return Error{0,
+                         "event " + ev.system + ":" + ev.event + " has no field " + c.field +
+                             std::to_string(i),
+                         {},
+                         {}};
+        }
+        d.value = d.argv.front();
+      } else {
+        d.value = tep_find_field(te, c.field.c_str());
+      }
       d.comm = tep_find_field(te, "comm");
     } else if (ev.system == "raw_syscalls") {
       // The stand-in for every call's sys_exit: its id filter admits only
@@ -391,7 +488,18 @@ std::optional<SyscallCall> SyscallStrings::push(const ftrace::Event& e) {
   if (it == by_id_.end()) return std::nullopt;
   const Decoded& d = it->second;
   if (d.entry) {
-    pairing_.entry(e.pid, d.call, field_string(d.value, e.data), field_string(d.comm, e.data));
+    SyscallCall c;
+    c.ts = e.ts;
+    c.tid = e.pid;
+    c.call = d.call;
+    c.comm = field_string(d.comm, e.data);
+    if (d.argv.empty()) c.str = field_string(d.value, e.data);
+    for (const auto* f : d.argv) {
+      auto s = read_string(f, e.data);
+      if (!s) break;
+      c.argv.push_back(std::move(*s));
+    }
+    pairing_.entry(std::move(c));
     return std::nullopt;
   }
   unsigned long long v = 0;

@@ -92,3 +92,95 @@ TEST(SyscallStringsTest, WrapperTable) {
 
 }  // namespace
 }  // namespace tracekit::session
+
+namespace tracekit::session {
+namespace {
+
+// An argument vector: one string per element, behind the array's pointer
+// (a user read "+u" where the kernel has ustring).
+const std::vector<SyscallString> kExecs = {{"execve", 1, "argv", 2}, {"execveat", 2, "argv", 2}};
+
+TEST(SyscallStringsTest, ArgvFetchPerElement) {
+  EXPECT_EQ(kprobe_string_fetch(1, true, true, 2), "+0(+u16(+104(%di))):ustring");
+  EXPECT_EQ(kprobe_string_fetch(1, true, false, 0), "+0(+0(+104(%di))):string");
+  EXPECT_EQ(kprobe_string_fetch(1, false, true, 1), "+0(+u8(%si)):ustring");
+  EXPECT_EQ(uprobe_string_fetch(1, 0), "+0(+0(%si)):string");
+  EXPECT_EQ(uprobe_string_fetch(2, 3), "+0(+24(%dx)):string");
+  EXPECT_EQ(eprobe_string_fetch("argv", true, 1), "+0(+u8($argv)):ustring");
+  EXPECT_EQ(eprobe_string_fetch("filename", false), "+0($filename):string");
+}
+
+TEST(SyscallStringsTest, ArgvPlans) {
+  auto k = plan_kprobes(kExecs, {"__x64_sys_execve", "__x64_sys_execveat"}, true, false);
+  ASSERT_TRUE(k) << k.error().str();
+  ASSERT_EQ(k->entries.size(), 2u);
+  EXPECT_EQ(k->entries[0].fetchargs,
+            "argv0=+0(+u0(+104(%di))):ustring argv1=+0(+u8(+104(%di))):ustring");
+  EXPECT_EQ(k->entries[1].fetchargs,
+            "argv0=+0(+u0(+96(%di))):ustring argv1=+0(+u8(+96(%di))):ustring");
+  auto e = plan_eprobes({kExecs[0]}, false, false);
+  EXPECT_EQ(e.entries[0].fetchargs, "argv0=+0(+0($argv)):string argv1=+0(+8($argv)):string");
+  std::vector<probe::ElfFunction> libc = {{"execve", 0x100, 0xe4f00, 10, 2, false},
+                                          {"execveat", 0x200, 0xe5100, 10, 2, false},
+                                          {"fexecve", 0x300, 0xe4f40, 10, 2, false}};
+  auto u = plan_uprobes(kExecs, "/lib/libc.so.6", libc, false);
+  ASSERT_TRUE(u) << u.error().str();
+  ASSERT_EQ(u->entries.size(), 3u);
+  EXPECT_EQ(u->entries[0].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
+  EXPECT_EQ(u->entries[1].fetchargs, "argv0=+0(+0(%dx)):string argv1=+0(+8(%dx)):string");
+  EXPECT_EQ(u->entries[2].function, "fexecve");  // fexecve(fd, argv, envp)
+  EXPECT_EQ(u->entries[2].event_name, "c1_fexecve");
+  EXPECT_EQ(u->entries[2].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
+  // Without a vector, fexecve has no path string: not probed.
+  auto paths = plan_uprobes({{"execveat", 1, "filename"}}, "/lib/libc.so.6", libc, false);
+  ASSERT_TRUE(paths);
+  ASSERT_EQ(paths->entries.size(), 1u);
+  EXPECT_EQ(paths->entries[0].fetchargs, "filename=+0(%si):string");
+}
+
+TEST(SyscallStringsTest, TakeRemovesTheEntry) {
+  CallPairing p;
+  SyscallCall c;
+  c.tid = 7;
+  c.ts = 5;
+  c.argv = {"ls", "-l"};
+  p.entry(c);
+  auto t = p.take(7);
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->argv, (std::vector<std::string>{"ls", "-l"}));
+  EXPECT_EQ(t->ts, 5u);
+  EXPECT_FALSE(p.take(7));
+  EXPECT_FALSE(p.exit(7, 9, 0));  // its exit finds nothing left
+}
+
+}  // namespace
+}  // namespace tracekit::session
+
+namespace tracekit::session {
+namespace {
+
+// A uprobe on the wrapper read the whole vector; the kprobe at the system
+// call's entry, which cannot fault pages in, read less: the longer stays.
+TEST(SyscallStringsTest, PairingKeepsTheLongerVectorOfTheSameCall) {
+  CallPairing p;
+  SyscallCall u, k, other;
+  u.tid = k.tid = other.tid = 7;
+  u.argv = {"ls", "-l", "/etc"};
+  k.ts = 9;
+  k.argv = {"ls"};
+  p.entry(u);
+  p.entry(k);
+  auto c = p.take(7);
+  ASSERT_TRUE(c);
+  EXPECT_EQ(c->argv, (std::vector<std::string>{"ls", "-l", "/etc"}));
+  EXPECT_EQ(c->ts, 9u);
+  // Another call (execveat after execve) replaces it whole.
+  p.entry(u);
+  other.call = 1;
+  other.argv = {"x"};
+  p.entry(other);
+  EXPECT_EQ(p.take(7)->argv, (std::vector<std::string>{"x"}));
+}
+
+}  // namespace
+}  // namespace tracekit::session

@@ -1,0 +1,23 @@
+#include "output/execsnoop.hpp"
+
+#include <cstdio>
+
+#include "output/snoop.hpp"
+
+namespace tracekit::output {
+
+void exec_header(std::ostream& out, bool timestamps) {
+  char buf[64];
+  if (timestamps) snoop_time_header(out);
+  std::snprintf(buf, sizeof buf, "%6s %6s %s\n", "PID", "PPID", "ARGS");
+  out << buf;
+}
+
+void exec_event(std::ostream& out, const ExecEvent& e, bool timestamps) {
+  char buf[64];
+  if (timestamps) snoop_time(out, e.ts_ns);
+  std::snprintf(buf, sizeof buf, "%6d %6d ", e.pid, e.ppid);
+  out << buf << e.args << "\n";
+}
+
+}  // namespace tracekit::output
