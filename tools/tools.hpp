@@ -14,6 +14,7 @@ int kprobe_main(int argc, char** argv);
 int uprobe_main(int argc, char** argv);
 int opensnoop_main(int argc, char** argv);
 int funccount_main(int argc, char** argv);
+int cachestat_main(int argc, char** argv);
 int functrace_main(int argc, char** argv);
 int funcgraph_main(int argc, char** argv);
 int funcslower_main(int argc, char** argv);

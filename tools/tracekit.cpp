@@ -26,6 +26,7 @@ constexpr Entry kTools[] = {
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
+    {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},
     {"functrace", tracekit::tools::functrace_main, "trace kernel function calls (function tracer)"},
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
     {"funcslower", tracekit::tools::funcslower_main, "show kernel function calls slower than a threshold"},

@@ -96,7 +96,8 @@ class EventCounter : public Counter {
     std::vector<int> tids;
     if (o.pid) {
       tids = threads_of(*o.pid);
-      if (tids.empty()) return Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, {}};
+      if (tids.empty())
+        return Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, {}};
     }
     auto counters = perf::Counters::open(counted, tids);
     if (!counters) return counters.error();
@@ -209,10 +210,14 @@ class FunctionTracerCounter : public Counter {
 
 std::string_view backend_name(Backend b) {
   switch (b) {
-    case Backend::kProfiler: return "the function profiler";
-    case Backend::kKprobeCounters: return "perf counters on kprobes";
-    case Backend::kFunctionTracer: return "the function tracer, counted by address";
-    case Backend::kEventCounters: return "perf counters on the events";
+    case Backend::kProfiler:
+      return "the function profiler";
+    case Backend::kKprobeCounters:
+      return "perf counters on kprobes";
+    case Backend::kFunctionTracer:
+      return "the function tracer, counted by address";
+    case Backend::kEventCounters:
+      return "perf counters on the events";
   }
   return "";
 }
@@ -245,7 +250,9 @@ Error no_kernel_function_backend(kernel::Features& f, bool pid) {
     message += "and the function profiler counts every process (no -p)";
   else
     message += why(Feature::kFunctionProfiler);
-  return Error{0, message, {},
+  return Error{0,
+               message,
+               {},
                "CONFIG_KPROBE_EVENTS, or CONFIG_FUNCTION_TRACER without kernel lockdown, or "
                "CONFIG_FUNCTION_PROFILER brings one"};
 }

@@ -1,6 +1,5 @@
 #include "funccount/funccount.hpp"
 
-
 #include <algorithm>
 #include <cerrno>
 #include <iostream>
@@ -103,7 +102,8 @@ std::string header_line(const Options& o) {
 int run(const Options& o) {
   cli::install_stop_handlers();
   if (o.pid && !process_exists(*o.pid))
-    return fail(Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"});
+    return fail(
+        Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"});
   auto dir = tracefs::tracing_dir();
   if (!dir) return fail(dir.error());
   auto spec = probe::parse_spec(o.pattern);
@@ -111,11 +111,14 @@ int run(const Options& o) {
   switch (spec->kind) {
     case probe::Kind::kKernel:
     case probe::Kind::kTracepoint:
-    case probe::Kind::kUser: break;
+    case probe::Kind::kUser:
+      break;
     default:
-      return fail(Error{EINVAL, "funccount counts function entries and tracepoints: \"" +
-                                    o.pattern + "\" is neither",
-                        {}, "kernel functions as func or p::func, t:cat:event, lib:func"});
+      return fail(Error{
+          EINVAL,
+          "funccount counts function entries and tracepoints: \"" + o.pattern + "\" is neither",
+          {},
+          "kernel functions as func or p::func, t:cat:event, lib:func"});
   }
   auto& features = kernel::Features::host();
   std::vector<Backend> ways{Backend::kEventCounters};
@@ -132,8 +135,8 @@ int run(const Options& o) {
   auto targets = probe::expand(*spec, eo);
   if (!targets) return fail(targets.error());
   if (targets->empty())
-    return fail(Error{0, "0 functions matched by \"" + o.pattern + "\". Exiting.", {}, {},
-                      ErrorKind::kNoMatch});
+    return fail(Error{
+        0, "0 functions matched by \"" + o.pattern + "\". Exiting.", {}, {}, ErrorKind::kNoMatch});
 
   if (ways.front() == Backend::kProfiler) cli::sweep_leftovers(cli::Sweep::kMount);
   CounterOptions co;
