@@ -129,6 +129,19 @@ Memory parse_meminfo(std::string_view text) {
   return m;
 }
 
+Result<std::unique_ptr<session::Engine>> start(funccount::Backend b, const Functions& f,
+                                               const Options& o,
+                                               const funccount::CounterOptions& co) {
+  std::vector<probe::Target> targets;
+  for (const auto* name : {&f.accessed, &f.buffer_dirty, &f.added, &f.dirtied}) {
+    targets.emplace_back();
+    targets.back().function = *name;
+  }
+  auto counter = funccount::start_counter(b, targets, co, std::cerr);
+  if (!counter) return counter.error();
+  return std::unique_ptr<session::Engine>(new Engine(std::move(*counter), f, o));
+}
+
 std::string header_line(const Options& o) {
   std::ostringstream s;
   s << "Counting cache functions... Output every " << o.interval << " seconds.\n";
@@ -147,18 +160,12 @@ int run(const Options& o) {
   auto f = choose_functions(*available);
   if (!f) return fail(f.error());
 
-  std::vector<probe::Target> targets;
-  for (const auto* name : {&f->accessed, &f->buffer_dirty, &f->added, &f->dirtied}) {
-    targets.emplace_back();
-    targets.back().function = *name;
-  }
   if (ways.front() == funccount::Backend::kProfiler) cli::sweep_leftovers(cli::Sweep::kMount);
   funccount::CounterOptions co;
   co.tool = "cachestat";
   co.tracing_dir = *dir;
-  auto counter = funccount::start_counter(ways.front(), targets, co, std::cerr);
-  if (!counter) return fail(counter.error());
-  Engine engine(std::move(*counter), *f, o);
+  auto engine = start(ways.front(), *f, o, co);
+  if (!engine) return fail(engine.error());
 
   std::ostringstream header;
   header << header_line(o);
@@ -170,7 +177,7 @@ int run(const Options& o) {
   r.header = header.str();
   r.interval = o.interval;
   r.after_report = "\nEnding tracing...\n";
-  return session::run(engine, r);
+  return session::run(**engine, r);
 }
 
 }  // namespace tracekit::cachestat

@@ -31,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "funccount/counting.hpp"
+#include "session/run.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::cachestat {
@@ -73,6 +75,15 @@ Memory parse_meminfo(std::string_view text);
 // The first line, as perf-tools says it ("Counting cache functions...
 // Output every 1 seconds."). Pure.
 std::string header_line(const Options& o);
+
+// cachestat's engine, counting f's functions the way b says (started: the
+// functions are counted from now); each report prints one row (counts since
+// the last, meminfo now) and starts the counts again. What it created in
+// the kernel is undone when it is destroyed. Error: as
+// funccount::start_counter.
+Result<std::unique_ptr<session::Engine>> start(funccount::Backend b, const Functions& f,
+                                               const Options& o,
+                                               const funccount::CounterOptions& co);
 
 // Runs cachestat; returns the exit code (errors said on stderr).
 int run(const Options& o);

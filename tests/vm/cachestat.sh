@@ -25,17 +25,27 @@ cold_and_warm() {
   read_counted /tmp/$1.warm
 }
 
-read_counted() {
-  local out=$1 tool
+# cachestat_around OUT REGEX ACTION ARGS...: runs cachestat ARGS in the
+# background until OUT has a line matching REGEX, then runs ACTION (a
+# command line, or ":"), then ends cachestat with SIGINT; fails when it
+# exits with an error.
+cachestat_around() {
+  local out=$1 re=$2 action=$3 tool
+  shift 3
   rm -f "$out" "$out.err"
-  cachestat -D 600 > "$out" 2> "$out.err" &
+  cachestat "$@" > "$out" 2> "$out.err" &
   tool=$!
   defer "kill $tool 2>/dev/null"
-  wait_for "$out" '^ +HITS +MISSES +DIRTIES +RATIO +BUFFERS_MB +CACHE_MB +DEBUG$'
-  dd if=$DEV of=/dev/null bs=64k 2>/dev/null || fail "reading $DEV failed"
+  wait_for "$out" "$re"
+  eval "$action"
   kill -INT $tool
   wait $tool || fail "cachestat exited with $?: $(tail -n 3 "$out.err")"
-  step "$(basename "$out"): $(grep -E '^ +[0-9]+ ' "$out")"
+}
+
+read_counted() {
+  cachestat_around "$1" '^ +HITS +MISSES +DIRTIES +RATIO +BUFFERS_MB +CACHE_MB +DEBUG$' \
+    "dd if=$DEV of=/dev/null bs=64k 2>/dev/null || fail 'reading $DEV failed'" -D 600
+  step "$(basename "$1"): $(grep -E '^ +[0-9]+ ' "$1")"
 }
 
 # The row's FIELD: hits misses dirties accessed buffer_dirty added dirtied.
@@ -84,13 +94,7 @@ case_cachestat_function_tracer_misses_then_hits() {
 # Each role's function, by this kernel's generation: the folio functions
 # where the kernel has them (6.1), the page functions before (5.10).
 case_cachestat_functions_of_this_kernel() {
-  rm -f /tmp/cs.out
-  cachestat -D 600 > /tmp/cs.out 2> /tmp/cs.err &
-  local tool=$!
-  defer "kill $tool 2>/dev/null"
-  wait_for /tmp/cs.out 'DEBUG$'
-  kill -INT $tool
-  wait $tool || fail "cachestat exited with $?: $(cat /tmp/cs.err)"
+  cachestat_around /tmp/cs.out 'DEBUG$' : -D 600
   local f=$T/available_filter_functions
   if grep -qx filemap_add_folio $f; then
     has /tmp/cs.out '^DEBUG: counting folio_mark_accessed, mark_buffer_dirty, filemap_add_folio, (folio_account_dirtied|__folio_mark_dirty) ' "the folio functions"
@@ -101,13 +105,7 @@ case_cachestat_functions_of_this_kernel() {
 
 # -t: the time of day first; rows every second.
 case_cachestat_timestamps_intervals() {
-  rm -f /tmp/cs.out
-  cachestat -t 1 > /tmp/cs.out 2> /tmp/cs.err &
-  local tool=$!
-  defer "kill $tool 2>/dev/null"
-  wait_for /tmp/cs.out '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] .*%.*[0-9]$'
-  kill -INT $tool
-  wait $tool || fail "cachestat exited with $?: $(cat /tmp/cs.err)"
+  cachestat_around /tmp/cs.out '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9] .*%.*[0-9]$' : -t 1
   has /tmp/cs.out '^TIME +HITS +MISSES +DIRTIES +RATIO +BUFFERS_MB +CACHE_MB$' "the columns"
 }
 

@@ -4,9 +4,11 @@
 #include "cachestat/cachestat.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sstream>
 
+#include "../tracefs/fake_tree.hpp"
 #include "output/cachestat.hpp"
 
 namespace tracekit::cachestat {
@@ -114,6 +116,60 @@ TEST(CachestatOutput, AsPerfToolsPrintsIt) {
       out.str(),
       "TIME         HITS   MISSES  DIRTIES    RATIO   BUFFERS_MB   CACHE_MB  DEBUG\n"
       "14:02:11       90       10       10    90.0%            2        419  (110 10 40 30)\n");
+}
+
+// The profiler (no kernel that boots in the VM tier has it): the four
+// functions at the top level under the lock, a row from the CPUs' counts
+// summed, the counts started again, everything restored.
+TEST(CachestatProfiler, RowFromTheCpusCounts) {
+  tracefs::FakeTree t;
+  t.put("set_ftrace_filter", "#### all functions enabled ####\n");
+  t.put("function_profile_enabled", "0\n");
+  t.put("trace", "");
+  t.put("trace_stat/function0",
+        "  Function               Hit    Time            Avg             s^2\n"
+        "  --------               ---    ----            ---             ---\n"
+        "  folio_mark_accessed    300    120.5 us        0.401 us        0.1 us\n"
+        "  filemap_add_folio      100    80.0 us         0.800 us        0.2 us\n");
+  t.put("trace_stat/function1",
+        "  Function               Hit    Time            Avg             s^2\n"
+        "  folio_mark_accessed    10     4.0 us          0.400 us        0.1 us\n"
+        "  mark_buffer_dirty      10     4.0 us          0.400 us        0.1 us\n"
+        "  __folio_mark_dirty     10     4.0 us          0.400 us        0.1 us\n");
+  Functions f{"folio_mark_accessed", "mark_buffer_dirty", "filemap_add_folio",
+              "__folio_mark_dirty"};
+  Options o;
+  o.debug = true;
+  funccount::CounterOptions co;
+  co.tool = "cachestat";
+  co.tracing_dir = t.dir();
+  co.lock_path = t.dir() + "/ftrace-lock";
+  {
+    auto e = start(funccount::Backend::kProfiler, f, o, co);
+    ASSERT_TRUE(e) << e.error().str();
+    EXPECT_EQ(t.get("ftrace-lock"), std::to_string(getpid()) + "\n");
+    std::ostringstream out, err;
+    (*e)->stop();
+    (*e)->report(out, err);
+    // A = 310, B = 10, C = 100, D = 10: 300 accesses, 90 misses, 210 hits.
+    const std::string row = out.str();
+    EXPECT_EQ(row.substr(0, 35), "     210       90       10    70.0%") << row;
+    EXPECT_NE(row.find("  (310 10 100 10)\n"), std::string::npos) << row;
+    EXPECT_TRUE(err.str().empty()) << err.str();
+  }
+  using Lines = std::vector<std::string>;
+  EXPECT_EQ(t.writes(), (Lines{
+                            "write T/trace ",
+                            "write T/set_ftrace_filter folio_mark_accessed mark_buffer_dirty "
+                            "filemap_add_folio __folio_mark_dirty",
+                            "write T/function_profile_enabled 1",
+                            "write T/function_profile_enabled 0",
+                            "write T/function_profile_enabled 1",
+                            "write T/function_profile_enabled 0",
+                            "write T/set_ftrace_filter ",
+                            "write T/trace ",
+                        }));
+  EXPECT_FALSE(t.has("ftrace-lock"));
 }
 
 }  // namespace
