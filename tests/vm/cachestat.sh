@@ -27,8 +27,8 @@ cold_and_warm() {
 
 # cachestat_around OUT REGEX ACTION ARGS...: runs cachestat ARGS in the
 # background until OUT has a line matching REGEX, then runs ACTION (a
-# command line, or ":"), then ends cachestat with SIGINT; fails when it
-# exits with an error.
+# command line, or ":"), then ends cachestat with SIGINT (or the signal
+# $CS_SIGNAL names); fails when it exits with an error.
 cachestat_around() {
   local out=$1 re=$2 action=$3 tool
   shift 3
@@ -38,7 +38,7 @@ cachestat_around() {
   defer "kill $tool 2>/dev/null"
   wait_for "$out" "$re"
   eval "$action"
-  kill -INT $tool
+  kill -"${CS_SIGNAL:-INT}" $tool
   wait $tool || fail "cachestat exited with $?: $(tail -n 3 "$out.err")"
 }
 
@@ -116,4 +116,17 @@ case_cachestat_refused_without_a_way() {
   cachestat 1 > /tmp/cs.out 2> /tmp/cs.err && fail "cachestat exited 0"
   [ ! -s /tmp/cs.out ] || fail "output: $(cat /tmp/cs.out)"
   has /tmp/cs.err '^cachestat: cannot count kernel functions here: kprobes turned off .*CONFIG_KPROBE_EVENTS' "the reason"
+}
+
+# A closed stdout (| head) and SIGTERM end the run at once; the runner
+# checks that tracefs is left as it was.
+case_cachestat_head_and_sigterm() {
+  local start
+  start=$(date +%s)
+  cachestat 0.2 | head -n 4 > /tmp/cs.head
+  [ $(($(date +%s) - start)) -le 20 ] || fail "cachestat | head took $(($(date +%s) - start)) s"
+  expect_lines /tmp/cs.head '^ +[0-9]+ +[0-9]+ +[0-9]+ +[0-9.]+% ' 2
+  local CS_SIGNAL=TERM
+  cachestat_around /tmp/cs.out '%' : 0.2
+  has /tmp/cs.out '^Ending tracing\.\.\.$' "the end line"
 }
