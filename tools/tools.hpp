@@ -16,6 +16,7 @@ int opensnoop_main(int argc, char** argv);
 int execsnoop_main(int argc, char** argv);
 int funccount_main(int argc, char** argv);
 int bitesize_main(int argc, char** argv);
+int cachestat_main(int argc, char** argv);
 int functrace_main(int argc, char** argv);
 int funcgraph_main(int argc, char** argv);
 int funcslower_main(int argc, char** argv);

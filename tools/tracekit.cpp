@@ -28,6 +28,7 @@ constexpr Entry kTools[] = {
     {"execsnoop", tracekit::tools::execsnoop_main, "trace exec()s with their arguments and parent PIDs"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
+    {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},
     {"functrace", tracekit::tools::functrace_main, "trace kernel function calls (function tracer)"},
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
     {"funcslower", tracekit::tools::funcslower_main, "show kernel function calls slower than a threshold"},

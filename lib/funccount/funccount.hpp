@@ -16,6 +16,8 @@
 //  - tracepoints (t:cat:event) and user functions (lib:func, uprobes):
 //    perf counters on their event ids.
 //
+// The counting itself is counting.hpp's (shared with cachestat).
+//
 // Output as perf-tools' and bcc's: "FUNC COUNT" rows by ascending count,
 // functions never hit left out, -t keeps the top N.
 #pragma once
@@ -28,6 +30,7 @@
 #include <utility>
 #include <vector>
 
+#include "funccount/counting.hpp"
 #include "session/run.hpp"
 #include "tracefs/top_level.hpp"
 #include "util/result.hpp"
@@ -43,19 +46,6 @@ struct Options {
   bool timestamp = false;          // -T
   std::optional<size_t> top;       // -t
 };
-
-enum class Backend { kProfiler, kKprobeCounters, kFunctionTracer, kEventCounters };
-// "the function profiler", "perf counters on kprobes", ...
-std::string_view backend_name(Backend b);
-
-// The ways for kernel functions, in order, given what the kernel has; the
-// profiler only without -p. Pure.
-std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool function_tracer,
-                                              bool pid);
-
-// The hits of each function in a trace_stat/function<N> text (rows whose
-// second column is a number: "  vfs_read   997    1234.5 us ..."). Pure.
-std::vector<std::pair<std::string, uint64_t>> parse_trace_stat(std::string_view text);
 
 // The table: a "FUNC COUNT" line ("%-30s %8s"), then the non-zero counts,
 // ascending (ties by name), the last top of them with top. Pure.

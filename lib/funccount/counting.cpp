@@ -1,0 +1,300 @@
+// How this works: three counters with one interface. The profiler sums
+// trace_stat/function<CPU> and restarts the counts by turning
+// function_profile_enabled off and on; the perf counters are read and the
+// last reading subtracted; the function tracer's records are counted by
+// address as they are read and the addresses named with kallsyms at each
+// take. Each owns what it made (the top level's settings and lock, perf fds
+// before the probes they count, the session) and undoes it when destroyed.
+#include "funccount/counting.hpp"
+
+#include <traceevent/event-parse.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+#include <ostream>
+#include <unordered_map>
+
+#include "cli/signals.hpp"
+#include "perf/counters.hpp"
+#include "session/run.hpp"
+#include "session/trace_session.hpp"
+#include "symbols/kallsyms.hpp"
+#include "syscalls/raw.hpp"
+#include "syscalls/table.hpp"
+#include "tracefs/instance.hpp"
+#include "util/proc.hpp"
+#include "util/strings.hpp"
+
+namespace tracekit::funccount {
+
+namespace {
+
+using Counts = std::map<std::string, uint64_t>;
+
+// The function profiler at the top level, under the lock.
+class ProfilerCounter : public Counter {
+ public:
+  static Result<std::unique_ptr<ProfilerCounter>> start(const std::vector<std::string>& functions,
+                                                        const CounterOptions& o) {
+    std::unique_ptr<ProfilerCounter> c(new ProfilerCounter);
+    auto inst = tracefs::Instance::top_level(o.tracing_dir, o.lock_path);
+    if (!inst) return inst.error();
+    c->inst_.emplace(std::move(*inst));
+    if (auto s = c->inst_->set_ftrace_filter(functions); !s) return s.error();
+    if (auto s = c->inst_->set("function_profile_enabled", "1"); !s) return s.error();
+    return c;
+  }
+
+  void poll(int timeout_ms) override { cli::sleep_unless_stopped(timeout_ms); }
+  void stop() override {}
+  Counts take(std::ostream&) override {
+    Counts sum;
+    std::error_code ec;
+    for (const auto& f : std::filesystem::directory_iterator(inst_->path() + "/trace_stat", ec)) {
+      if (f.path().filename().string().rfind("function", 0) != 0) continue;
+      auto text = read_file(f.path());
+      if (!text) continue;
+      for (auto& [name, hits] : parse_trace_stat(*text)) sum[name] += hits;
+    }
+    // The next counts from zero: enabling the profiler resets them.
+    const std::string file = inst_->path() + "/function_profile_enabled";
+    (void)tracefs::write_control(file, "0", false, {inst_->path()});
+    (void)tracefs::write_control(file, "1", false, {inst_->path()});
+    return sum;
+  }
+
+ private:
+  ProfilerCounter() = default;
+  std::optional<tracefs::Instance> inst_;
+};
+
+// perf counters on the session's events (kprobes, tracepoints, uprobes).
+class EventCounter : public Counter {
+ public:
+  static Result<std::unique_ptr<EventCounter>> start(session::TraceSession trace,
+                                                     const CounterOptions& o) {
+    std::unique_ptr<EventCounter> c(new EventCounter);
+    c->tool_ = o.tool;
+    c->trace_.emplace(std::move(trace));
+    std::vector<perf::Counted> counted;
+    for (const auto& ev : c->trace_->probes().events()) {
+      if (ev.syscalls.empty()) {
+        counted.push_back({ev.id, ""});
+        c->names_.push_back(ev.target);
+        continue;
+      }
+      // raw_syscalls standing for syscalls:* events: one counter per
+      // syscall, with its id filter.
+      const bool exit = ev.event == syscalls::raw_event(true);
+      for (int nr : ev.syscalls) {
+        counted.push_back({ev.id, syscalls::id_filter({nr})});
+        c->names_.push_back(std::string(syscalls::kSystem) + ":" + syscalls::event_name(exit, nr));
+      }
+    }
+    std::vector<int> tids;
+    if (o.pid) {
+      tids = threads_of(*o.pid);
+      if (tids.empty())
+        return Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, {}};
+    }
+    auto counters = perf::Counters::open(counted, tids);
+    if (!counters) return counters.error();
+    c->counters_.emplace(std::move(*counters));
+    if (auto s = c->counters_->enable(); !s) return s.error();
+    return c;
+  }
+
+  // Counters first, then the probes they count (an event perf has open
+  // cannot be removed).
+  ~EventCounter() override {
+    counters_.reset();
+    trace_.reset();
+  }
+
+  void poll(int timeout_ms) override { cli::sleep_unless_stopped(timeout_ms); }
+  void stop() override { final_ = counters_->take(); }
+  Counts take(std::ostream& err) override {
+    Result<std::vector<uint64_t>> counts = final_ ? std::move(*final_) : counters_->take();
+    final_.reset();
+    Counts sum;
+    if (!counts) {
+      err << tool_ << ": " << counts.error().str() << "\n";
+      return sum;
+    }
+    for (size_t i = 0; i < counts->size(); ++i) sum[names_[i]] += (*counts)[i];
+    return sum;
+  }
+
+ private:
+  EventCounter() = default;
+  std::string tool_;
+  std::optional<session::TraceSession> trace_;
+  std::optional<perf::Counters> counters_;
+  std::vector<std::string> names_;  // per counter
+  std::optional<Result<std::vector<uint64_t>>> final_;
+};
+
+// The function tracer in the session's instance, its records counted by
+// function address.
+class FunctionTracerCounter : public Counter {
+ public:
+  static Result<std::unique_ptr<FunctionTracerCounter>> start(session::TraceSession trace,
+                                                              const CounterOptions& o,
+                                                              std::ostream& warn) {
+    std::unique_ptr<FunctionTracerCounter> c(new FunctionTracerCounter);
+    auto k = symbols::KernelSymbols::load();
+    if (!k) return k.error();
+    c->ksyms_ = std::move(*k);
+    c->trace_.emplace(std::move(trace));
+    session::CaptureOptions co;
+    co.pid = o.pid;
+    co.stacks = false;
+    if (auto s = c->trace_->read_with_ftrace(co, warn); !s) return s.error();
+    c->capture_ = c->trace_->ftrace();
+    tep_handle* tep = c->capture_->reader().tep();
+    tep_event* fn = tep_find_event_by_name(tep, "ftrace", "function");
+    if (!fn) return Error{ENOENT, "no ftrace:function event format", {}, {}};
+    c->function_id_ = fn->id;
+    c->ip_ = tep_find_field(fn, "ip");
+    if (!c->ip_) return Error{ENOENT, "no ip field in ftrace:function", {}, {}};
+    return c;
+  }
+
+  void poll(int timeout_ms) override {
+    capture_->poll(timeout_ms, [&](const ftrace::Event& ev) { count(ev); });
+  }
+  void stop() override { (void)capture_->instance().set_tracing_on(false); }
+  Counts take(std::ostream& err) override {
+    capture_->flush([&](const ftrace::Event& ev) { count(ev); });
+    Counts sum;
+    for (const auto& [ip, n] : by_ip_) {
+      auto r = ksyms_.lookup(ip);
+      char hex[32];
+      std::snprintf(hex, sizeof hex, "0x%llx", static_cast<unsigned long long>(ip));
+      sum[r ? std::string(r->name) : std::string(hex)] += n;
+    }
+    by_ip_.clear();
+    const uint64_t lost = capture_->reader().dropped();
+    session::report_lost(err, lost - lost_, false);
+    lost_ = lost;
+    return sum;
+  }
+
+ private:
+  FunctionTracerCounter() = default;
+  void count(const ftrace::Event& ev) {
+    // Not our own calls: reading the ring buffers calls vfs_read too.
+    if (ev.type != function_id_ || ev.pid == self_) return;
+    unsigned long long ip = 0;
+    if (tep_read_number_field(const_cast<tep_format_field*>(ip_), ev.data.data(), &ip) == 0)
+      ++by_ip_[ip];
+  }
+  symbols::KernelSymbols ksyms_;
+  std::optional<session::TraceSession> trace_;
+  session::FtraceCapture* capture_ = nullptr;
+  int function_id_ = -1;
+  const tep_format_field* ip_ = nullptr;
+  std::unordered_map<uint64_t, uint64_t> by_ip_;
+  uint64_t lost_ = 0;
+  const int self_ = static_cast<int>(::getpid());
+};
+
+}  // namespace
+
+std::string_view backend_name(Backend b) {
+  switch (b) {
+    case Backend::kProfiler:
+      return "the function profiler";
+    case Backend::kKprobeCounters:
+      return "perf counters on kprobes";
+    case Backend::kFunctionTracer:
+      return "the function tracer, counted by address";
+    case Backend::kEventCounters:
+      return "perf counters on the events";
+  }
+  return "";
+}
+
+std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool function_tracer,
+                                              bool pid) {
+  std::vector<Backend> ways;
+  if (profiler && !pid) ways.push_back(Backend::kProfiler);
+  if (kprobes) ways.push_back(Backend::kKprobeCounters);
+  if (function_tracer) ways.push_back(Backend::kFunctionTracer);
+  return ways;
+}
+
+std::vector<Backend> host_kernel_function_backends(kernel::Features& f, bool pid) {
+  using kernel::Feature;
+  return kernel_function_backends(f.has(Feature::kFunctionProfiler), f.has(Feature::kKprobes),
+                                  f.has(Feature::kFunctionTracer), pid);
+}
+
+Error no_kernel_function_backend(kernel::Features& f, bool pid) {
+  using kernel::Feature;
+  auto why = [&](Feature x) {
+    return f.state(x) == kernel::State::kForcedOff
+               ? std::string(kernel::info(x).name) + " turned off by TRACEKIT_KERNEL_FEATURES"
+               : "no " + std::string(kernel::info(x).name);
+  };
+  std::string message = "cannot count kernel functions here: " + why(Feature::kKprobes) + ", " +
+                        why(Feature::kFunctionTracer) + ", ";
+  if (pid && f.has(Feature::kFunctionProfiler))
+    message += "and the function profiler counts every process (no -p)";
+  else
+    message += why(Feature::kFunctionProfiler);
+  return Error{0,
+               message,
+               {},
+               "CONFIG_KPROBE_EVENTS, or CONFIG_FUNCTION_TRACER without kernel lockdown, or "
+               "CONFIG_FUNCTION_PROFILER brings one"};
+}
+
+std::vector<std::pair<std::string, uint64_t>> parse_trace_stat(std::string_view text) {
+  std::vector<std::pair<std::string, uint64_t>> rows;
+  for (auto line : split(text, '\n')) {
+    std::vector<std::string_view> f;
+    for (auto w : split(trim(line), ' '))
+      if (!w.empty()) f.push_back(w);
+    if (f.size() < 2) continue;
+    auto hits = parse_int<uint64_t>(f[1]);
+    if (!hits) continue;
+    rows.emplace_back(std::string(f[0]), *hits);
+  }
+  return rows;
+}
+
+Result<std::unique_ptr<Counter>> start_counter(Backend b, const std::vector<probe::Target>& targets,
+                                               const CounterOptions& o, std::ostream& warn) {
+  switch (b) {
+    case Backend::kProfiler: {
+      std::vector<std::string> names;
+      for (const auto& t : targets) names.push_back(t.function);
+      auto c = ProfilerCounter::start(names, o);
+      if (!c) return c.error();
+      return std::unique_ptr<Counter>(std::move(*c));
+    }
+    case Backend::kKprobeCounters:
+    case Backend::kEventCounters: {
+      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
+                                                 /*function_tracer=*/false, warn);
+      if (!trace) return trace.error();
+      auto c = EventCounter::start(std::move(*trace), o);
+      if (!c) return c.error();
+      return std::unique_ptr<Counter>(std::move(*c));
+    }
+    case Backend::kFunctionTracer: {
+      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
+                                                 /*function_tracer=*/true, warn);
+      if (!trace) return trace.error();
+      auto c = FunctionTracerCounter::start(std::move(*trace), o, warn);
+      if (!c) return c.error();
+      return std::unique_ptr<Counter>(std::move(*c));
+    }
+  }
+  return Error{EINVAL, "no such way of counting", {}, {}};
+}
+
+}  // namespace tracekit::funccount
