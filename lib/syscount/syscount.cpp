@@ -1,9 +1,11 @@
 #include "syscount/syscount.hpp"
 
 #include <sys/syscall.h>
+#include <traceevent/event-parse.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -89,6 +91,9 @@ class RingEngine : public session::Engine {
     e->format_.emplace(std::move(*fmt));
     e->id_field_ = e->format_->field("id");
     if (!e->id_field_) return Error{ENOENT, "raw_syscalls:sys_enter has no id field", dir, {}};
+    e->id_ = e->format_->id();
+    e->id_offset_ = static_cast<size_t>(e->id_field_->offset);
+    e->id_size_ = static_cast<size_t>(e->id_field_->size);
     session::CaptureOptions co;
     co.stacks = false;
     co.buffer_kb = kBufferKb;
@@ -127,10 +132,19 @@ class RingEngine : public session::Engine {
       : tally_(output::syscount_columns(o.by_syscall, o.verbose)), top_(o.top), comms_(dir) {}
 
   void count(const ftrace::Event& ev) {
-    if (ev.type != format_->id()) return;
-    auto nr = format_->number(id_field_, ev.data);
-    if (!nr) return;
-    const long n = static_cast<long>(static_cast<int64_t>(*nr));
+    if (ev.type != id_) return;
+    long n;
+    // The id is a long at a fixed offset: read it directly (this runs for
+    // every syscall of the system); through libtraceevent otherwise.
+    if (id_size_ == sizeof(int64_t) && ev.data.size() >= id_offset_ + sizeof(int64_t)) {
+      int64_t v;
+      std::memcpy(&v, ev.data.data() + id_offset_, sizeof v);
+      n = static_cast<long>(v);
+    } else {
+      auto nr = format_->number(id_field_, ev.data);
+      if (!nr) return;
+      n = static_cast<long>(static_cast<int64_t>(*nr));
+    }
     // The command's execve, made by our child before it became the command:
     // not the command's (perf starts counting at that exec).
     if (child_ && !exec_skipped_ && ev.pid == child_->pid() && n == SYS_execve) {
@@ -155,6 +169,8 @@ class RingEngine : public session::Engine {
   std::optional<session::TraceSession> trace_;
   std::optional<tracefs::EventFormat> format_;
   const tep_format_field* id_field_ = nullptr;
+  int id_ = -1;
+  size_t id_offset_ = 0, id_size_ = 0;
   session::FtraceCapture* capture_ = nullptr;
   StoppedChild* child_ = nullptr;
   bool exec_skipped_ = false;

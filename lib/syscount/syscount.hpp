@@ -37,7 +37,7 @@ struct Options {
 };
 
 // Per-CPU buffer size: a busy system makes millions of syscalls a second.
-inline constexpr size_t kBufferKb = 4096;
+inline constexpr size_t kBufferKb = 16384;
 // How often the buffers are read.
 inline constexpr int kPollMs = 100;
 
@@ -52,8 +52,17 @@ class Tally {
   void add(int pid, long nr, CommOf&& comm_of) {
     const int key_pid = columns_.comm || columns_.pid ? pid : 0;
     const long key_nr = columns_.syscall ? nr : -1;
-    auto [it, fresh] = counts_.try_emplace(key(key_pid, key_nr), 0);
+    const uint64_t k = key(key_pid, key_nr);
+    // A busy caller repeats one syscall: the last key's count is kept at
+    // hand (elements of an unordered_map do not move when it grows).
+    if (last_ && k == last_key_) {
+      ++*last_;
+      return;
+    }
+    auto [it, fresh] = counts_.try_emplace(k, 0);
     ++it->second;
+    last_key_ = k;
+    last_ = &it->second;
     if (fresh && key_pid && !comms_.count(key_pid)) comms_.emplace(key_pid, comm_of(key_pid));
   }
   // The rows for output::syscount_table (by comm alone: summed over PIDs).
@@ -69,6 +78,8 @@ class Tally {
   output::SyscountColumns columns_;
   std::unordered_map<uint64_t, uint64_t> counts_;
   std::unordered_map<int, std::string> comms_;
+  uint64_t last_key_ = 0;
+  uint64_t* last_ = nullptr;
 };
 
 // perf-tools' first line: "Tracing... Ctrl-C to end.", "Tracing for 5
