@@ -89,6 +89,13 @@ bool forks_followed() {
          forced.find("-event_fork") == std::string::npos;
 }
 
+// Whether pid is a process (not a zombie: a reaped child's PID is gone).
+bool process_alive(pid_t pid) {
+  std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
+  auto paren = stat.rfind(')');
+  return paren != std::string::npos && stat.size() > paren + 2 && stat[paren + 2] != 'Z';
+}
+
 long child_of(const Workload& w) {
   for (const auto& l : w.lines())
     if (l.rfind("child ", 0) == 0) return std::stol(l.substr(6));
@@ -272,6 +279,31 @@ TEST_F(SyscountRuntime, CommandAndItsChildren) {
     return;
   }
   EXPECT_EQ(of_child, (Table{{c + "getuid", kGetuid}, {c + "exit_group", 1}})) << r.out;
+}
+
+// A command still running when syscount is stopped: the table so far, exit
+// 0 at once, and the command ended too (SIGTERM, then reaped).
+TEST_F(SyscountRuntime, StoppedBeforeTheCommandEnds) {
+  Running tool({tool_path("syscount"), "-c", "/bin/sleep", "60"});
+  ASSERT_TRUE(tool.wait_for_stdout("Tracing while running: \"/bin/sleep 60\"...\n", 60));
+  // The sleep has begun when its clock_nanosleep is the syscall it is in.
+  pid_t sleeper = -1;
+  for (int i = 0; i < 1000 && sleeper < 0; ++i) {
+    std::istringstream kids(slurp("/proc/" + std::to_string(tool.pid()) + "/task/" +
+                                  std::to_string(tool.pid()) + "/children"));
+    int kid = 0;
+    if (kids >> kid && slurp("/proc/" + std::to_string(kid) + "/syscall").rfind("230 ", 0) == 0)
+      sleeper = kid;
+    else
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(sleeper, 0);
+  tool.signal(SIGTERM);
+  auto r = tool.finish(10);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(table_of(r.out, "SYSCALL")["clock_nanosleep"], 1u) << r.out;
+  EXPECT_FALSE(process_alive(sleeper));
 }
 
 // The same command under perf-tools' syscount (perf record, inherited by
