@@ -14,6 +14,7 @@ int kprobe_main(int argc, char** argv);
 int uprobe_main(int argc, char** argv);
 int opensnoop_main(int argc, char** argv);
 int execsnoop_main(int argc, char** argv);
+int syscount_main(int argc, char** argv);
 int funccount_main(int argc, char** argv);
 int bitesize_main(int argc, char** argv);
 int cachestat_main(int argc, char** argv);

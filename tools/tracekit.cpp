@@ -26,6 +26,7 @@ constexpr Entry kTools[] = {
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
     {"execsnoop", tracekit::tools::execsnoop_main, "trace exec()s with their arguments and parent PIDs"},
+    {"syscount", tracekit::tools::syscount_main, "count system calls by process or by name"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
     {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},

@@ -110,7 +110,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
           return in.has(rel);
         },
         functions);
-    if (c.follows_) {
+    if (c.follows_ && !o.children) {
       auto fmt = tracefs::EventFormat::load(tracing_dir, "task", "task_newtask");
       if (fmt) {
         c.newtask_pid_ = fmt->field("pid");
@@ -145,12 +145,14 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
           if (auto st = in.add_pids(l, fresh); !st) return st.error();
         threads.insert(threads.end(), fresh.begin(), fresh.end());
       }
-      if (auto st = in.enable_event("task", "task_newtask"); !st) return st.error();
-      if (std::find(systems.begin(), systems.end(), "task") == systems.end())
-        systems.push_back("task");
-      c.newtask_is_probe_ =
-          std::any_of(probes.events().begin(), probes.events().end(),
-                      [&](const TraceEvent& e) { return e.id == c.newtask_->id(); });
+      if (!o.children) {
+        if (auto st = in.enable_event("task", "task_newtask"); !st) return st.error();
+        if (std::find(systems.begin(), systems.end(), "task") == systems.end())
+          systems.push_back("task");
+        c.newtask_is_probe_ =
+            std::any_of(probes.events().begin(), probes.events().end(),
+                        [&](const TraceEvent& e) { return e.id == c.newtask_->id(); });
+      }
     } else {
       filter = tid_filter(threads);
     }
@@ -162,7 +164,9 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
     // the reserve when a trigger needs the record, as a post-call stacktrace
     // does); and with more than kMaxFilterThreads threads the fallback sets
     // no kernel filter at all.
-    c.filter_.emplace(ThreadGroup(*o.pid, threads), [](int tid) { return tgid_of(tid); });
+    // With children, the kernel's pid list (or filter) is the whole filter.
+    if (!o.children)
+      c.filter_.emplace(ThreadGroup(*o.pid, threads), [](int tid) { return tgid_of(tid); });
   }
 
   if (o.tid) filter = "common_pid == " + std::to_string(*o.tid);

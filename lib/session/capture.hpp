@@ -47,6 +47,10 @@ enum class Backend { kAuto, kFtrace, kPerf };
 
 struct CaptureOptions {
   std::optional<int> pid;   // -p: every thread of this process; none: all
+  // With pid (ftrace): the processes it starts too, at any depth (a command
+  // run by the tool). Where forks cannot be followed, only pid's threads of
+  // the start are traced (follows_new_threads() false).
+  bool children = false;
   std::optional<int> tid;   // -L: this thread only (a common_pid filter)
   std::optional<int> cpu;   // only this CPU
   size_t buffer_kb = 0;     // ftrace per-CPU buffer size; 0: the kernel's default
