@@ -127,6 +127,7 @@ std::vector<ToolUse> make_uses() {
          {F::kUprobes, F::kEventTracing}},
         {"sched_process_exec and sched_process_fork, arguments from /proc/PID/cmdline while "
          "the process lives",
+         {F::kEventTracing}}}},
       {"syscount",
        "",
        {{"raw_syscalls:sys_enter read raw from a private instance, counted by id",
