@@ -55,7 +55,7 @@ constexpr FeatureInfo kTable[] = {
      "registers by the calling convention"},
     {F::kUstring, "ustring", "the ustring fetch type (user-space strings)", "Linux 5.3",
      "string"},
-    {F::kTcpRetransmitTracepoint, "tcp_retransmit_tracepoint",
+    {F::kTcpRetransmitTracepoint, "tcp_retransmit_tp",
      "the tcp:tcp_retransmit_skb tracepoint", "Linux 4.15",
      "a kprobe on tcp_retransmit_skb"},
     {F::kPerfEvents, "perf_events", "perf_event_open (software events)", "CONFIG_PERF_EVENTS",
