@@ -1,4 +1,4 @@
-// tcpretrans against the tcpretrans workload (tests/workloads/tcpretrans.c):
+// tcpretrans against the retransmits workload (tests/workloads/retransmits.c):
 // in a network namespace of its own, a loopback connection (127.0.0.1 or
 // ::1) whose packets to the server are dropped on arrival by a socket
 // filter for a while, once while ESTABLISHED and once in FIN_WAIT1, so the
@@ -69,7 +69,7 @@ class TcpretransRuntime : public TracingTest {
   // Starts a workload of family 4 or 6, waits for it to be ready and
   // returns it with the connection it made.
   static std::unique_ptr<Workload> connection(const std::string& family, Truth* t) {
-    auto w = std::make_unique<Workload>("tcpretrans", std::vector<std::string>{family});
+    auto w = std::make_unique<Workload>("retransmits", std::vector<std::string>{family});
     for (const auto& l : w->lines()) {
       std::istringstream in(l);
       std::string word, la, lp, ra, rp;

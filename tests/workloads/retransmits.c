@@ -1,6 +1,6 @@
 /* TCP retransmits made on purpose, with the kernel's own count of them.
  *
- * usage: tcpretrans 4|6 [drop_ms]
+ * usage: retransmits 4|6 [drop_ms]
  *
  * In a network namespace of its own (unshare: the host's network is never
  * touched), with only the loopback device up, a client connects to a
@@ -13,11 +13,13 @@
  *      the filter is removed, and the phase ends when they are acked;
  *   2. FIN_WAIT1: the client shuts down its side (a FIN); after drop_ms
  *      the filter is removed, and the phase ends when the FIN is acked.
- * Prints the connection as the client sees it and, per phase, the delta of
- * the namespace's TcpRetransSegs (/proc/net/snmp):
+ * Prints the connection as the client sees it and, per phase, the deltas of
+ * the namespace's TcpRetransSegs (/proc/net/snmp) and TCPLossProbes
+ * (/proc/net/netstat; a tail loss probe here, with nothing new to send,
+ * retransmits the last segment, without tcp_retransmit_skb):
  *   conn LADDR LPORT RADDR RPORT
- *   established N
- *   fin_wait1 M
+ *   established RETRANS PROBES
+ *   fin_wait1 RETRANS PROBES
  *   done
  * (then the server closes its side, without drops, and it exits).
  * Writes are small and sent at once (TCP_NODELAY), each segment its own
@@ -40,7 +42,7 @@
 #include "workload.h"
 
 static void die(const char* what) {
-  fprintf(stderr, "tcpretrans workload: %s: %s\n", what, strerror(errno));
+  fprintf(stderr, "retransmits: %s: %s\n", what, strerror(errno));
   exit(1);
 }
 
@@ -56,24 +58,31 @@ static void lo_up(void) {
   close(fd);
 }
 
-static long retrans_segs(void) {
-  FILE* f = fopen("/proc/net/snmp", "r");
-  if (!f) die("/proc/net/snmp");
-  char names[4096], values[4096];
+/* A counter of the namespace's from a /proc/net file of "Prefix: names"
+ * and "Prefix: values" line pairs (snmp's Tcp:, netstat's TcpExt:). */
+static long counter(const char* path, const char* prefix, const char* name) {
+  FILE* f = fopen(path, "r");
+  if (!f) die(path);
+  char names[8192], values[8192];
   long found = -1;
-  while (fgets(names, sizeof names, f)) {
-    if (strncmp(names, "Tcp:", 4) != 0 || !fgets(values, sizeof values, f)) continue;
+  while (found < 0 && fgets(names, sizeof names, f)) {
+    if (strncmp(names, prefix, strlen(prefix)) != 0 || !fgets(values, sizeof values, f)) continue;
     char *sn, *sv;
     char* n = strtok_r(names, " \n", &sn);
     char* v = strtok_r(values, " \n", &sv);
     for (; n && v; n = strtok_r(NULL, " \n", &sn), v = strtok_r(NULL, " \n", &sv))
-      if (strcmp(n, "RetransSegs") == 0) found = atol(v);
-    break;
+      if (strcmp(n, name) == 0) found = atol(v);
   }
   fclose(f);
-  if (found < 0) die("no RetransSegs in /proc/net/snmp");
+  if (found < 0) {
+    fprintf(stderr, "retransmits: no %s %s in %s\n", prefix, name, path);
+    exit(1);
+  }
   return found;
 }
+
+static long retrans_segs(void) { return counter("/proc/net/snmp", "Tcp:", "RetransSegs"); }
+static long loss_probes(void) { return counter("/proc/net/netstat", "TcpExt:", "TCPLossProbes"); }
 
 static void set_drop(int fd, int drop) {
   if (drop) {
@@ -105,7 +114,7 @@ static void wait_acked(int fd, int state) {
     if (outq == 0 && ti.tcpi_unacked == 0 && (!state || ti.tcpi_state == state)) return;
     sleep_ms(5);
   }
-  fprintf(stderr, "tcpretrans workload: not acked after 30 s\n");
+  fprintf(stderr, "retransmits: not acked after 30 s\n");
   exit(1);
 }
 
@@ -124,7 +133,7 @@ static void print_addr(int family, const struct sockaddr_storage* ss) {
 
 int main(int argc, char** argv) {
   if (argc < 2 || (strcmp(argv[1], "4") != 0 && strcmp(argv[1], "6") != 0)) {
-    fprintf(stderr, "usage: tcpretrans 4|6 [drop_ms]\n");
+    fprintf(stderr, "usage: retransmits 4|6 [drop_ms]\n");
     return 2;
   }
   const int family = argv[1][0] == '4' ? AF_INET : AF_INET6;
@@ -176,7 +185,7 @@ int main(int argc, char** argv) {
   printf("\n");
   if (ready_then_wait_for_go_signal() < 0) die("sigwait");
 
-  long before = retrans_segs();
+  long before = retrans_segs(), probes_before = loss_probes();
   set_drop(sfd, 1);
   if (write(cfd, "retrans!", 8) != 8) die("write");
   sleep_ms(drop_ms);
@@ -184,15 +193,15 @@ int main(int argc, char** argv) {
   wait_acked(cfd, 0);
   char buf[8];
   if (read(sfd, buf, sizeof buf) != 8) die("read");
-  long middle = retrans_segs();
-  printf("established %ld\n", middle - before);
+  long middle = retrans_segs(), probes_middle = loss_probes();
+  printf("established %ld %ld\n", middle - before, probes_middle - probes_before);
 
   set_drop(sfd, 1);
   if (shutdown(cfd, SHUT_WR) < 0) die("shutdown");
   sleep_ms(drop_ms);
   set_drop(sfd, 0);
   wait_acked(cfd, TCP_FIN_WAIT2);
-  printf("fin_wait1 %ld\n", retrans_segs() - middle);
+  printf("fin_wait1 %ld %ld\n", retrans_segs() - middle, loss_probes() - probes_middle);
   /* A quiet end: the server's FIN is acked before the namespace goes. */
   if (shutdown(sfd, SHUT_WR) < 0) die("shutdown");
   wait_acked(sfd, TCP_CLOSE);
