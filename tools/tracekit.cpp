@@ -27,6 +27,7 @@ constexpr Entry kTools[] = {
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
     {"execsnoop", tracekit::tools::execsnoop_main, "trace exec()s with their arguments and parent PIDs"},
     {"syscount", tracekit::tools::syscount_main, "count system calls by process or by name"},
+    {"tcpretrans", tracekit::tools::tcpretrans_main, "trace TCP retransmits with addresses, ports and state"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
     {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},

@@ -40,6 +40,7 @@ enum class Feature : uint8_t {
   kSyscallTracepoints, // events/syscalls
   kKprobeArgN,         // kprobe fetch arg $argN
   kUstring,            // fetch type ustring
+  kTcpRetransmitTracepoint,  // tcp:tcp_retransmit_skb
   // perf_event_open
   kPerfEvents,         // perf_event_open itself (software events)
   kContextSwitch,      // attr.context_switch: PERF_RECORD_SWITCH(_CPU_WIDE)

@@ -198,6 +198,7 @@ bool Features::probe(Feature f) {
     case F::kSyscallTracepoints: return exists(d + "/events/syscalls");
     case F::kKprobeArgN: return exists(d + "/kprobe_events") && file_contains(d + "/README", "$arg<N>");
     case F::kUstring: return file_contains(d + "/README", "ustring");
+    case F::kTcpRetransmitTracepoint: return exists(d + "/events/tcp/tcp_retransmit_skb");
     default: return false;
   }
 }
