@@ -25,6 +25,8 @@ constexpr Entry kTools[] = {
     {"kprobe", tracekit::tools::kprobe_main, "trace a kernel function (kprobe) and print its events"},
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
+    {"iosnoop", tracekit::tools::iosnoop_main, "trace block device I/O with latency"},
+    {"iolatency", tracekit::tools::iolatency_main, "summarize block I/O latency as a histogram"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"functrace", tracekit::tools::functrace_main, "trace kernel function calls (function tracer)"},
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
