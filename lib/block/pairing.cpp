@@ -35,10 +35,31 @@ void Pairer::start(const Event& e) {
     }
     if (!insert && p.queued && !p.issued) {  // the issue of an inserted I/O
       p.issued = true;
+      p.sectors = std::max(p.sectors, e.nr_sector);  // grown by back merges
       return;
     }
     ++stats_.replaced;
     pending_.erase(it);
+  }
+  if (!insert && queue_start_) {
+    // -Q: the issue of an inserted request that a front merge moved to a
+    // lower sector covers its insert's sector: the earliest such insert.
+    auto found = pending_.end();
+    for (auto in = pending_.lower_bound(key); in != pending_.end() && in->first.first == e.dev &&
+                                              in->first.second < e.sector + e.nr_sector;
+         ++in)
+      if (in->second.queued && !in->second.issued && in->second.start_ts <= e.ts &&
+          (found == pending_.end() || in->second.start_ts < found->second.start_ts))
+        found = in;
+    if (found != pending_.end()) {
+      Pending moved = std::move(found->second);
+      pending_.erase(found);
+      moved.issued = true;
+      moved.sectors = e.nr_sector;
+      ++stats_.front_merged;
+      pending_.emplace(key, std::move(moved));
+      return;
+    }
   }
   Pending p;
   p.start_ts = e.ts;
@@ -104,7 +125,7 @@ bool Pairer::complete(const Event& e, const Done& done) {
   io.start_ts = p.start_ts;
   io.end_ts = e.ts;
   io.dev = e.dev;
-  io.sector = p.first_sector;
+  io.sector = std::min(p.first_sector, e.sector);  // below its start: front merged
   io.bytes = p.done_sectors ? p.done_sectors * 512 : p.bytes;
   io.rwbs = e.rwbs;
   io.pid = p.pid;
