@@ -29,8 +29,8 @@ TEST(IosnoopOutputTest, StartAndEndTimesAndLongNames) {
   EXPECT_EQ(out.str(),
             "STARTs          ENDs            COMM         PID    TYPE DEV      BLOCK        BYTES  "
             "   LATms\n"
-            "5982800.302000  5982806.037500  supervise-lo 1809   W    202,1    17039600     4096   "
-            " 5735.50\n");
+            "5982.800302     5982.806037     supervise-lo 1809   W    202,1    17039600     4096   "
+            "    5.74\n");
 }
 
 TEST(IolatencyOutputTest, HistogramRowsUpToTheHighestBucket) {
