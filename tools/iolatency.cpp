@@ -17,10 +17,10 @@ namespace tracekit::tools {
 
 namespace {
 
-std::optional<int> parse(int argc, char** argv, iolatency::Options& o, std::string& device) {
+std::optional<int> parse(int argc, char** argv, iolatency::Options& o) {
   std::optional<double> interval, count;
   cli::Command cmd("iolatency", "[-hQT] [-d device] [-i iotype] [interval [count]]");
-  cmd.option("d", &device, "device", "device string (eg, \"202,1\", or a name: \"loop0\")")
+  cmd.option("d", &o.trace.device, "device", "device string (eg, \"202,1\", or a name: \"loop0\")")
       .option("i", &o.trace.iotype, "iotype", "match type (eg, '*R*' for all reads)")
       .flag("Q", &o.trace.queue, "use queue insert as start time")
       .flag("T", &o.timestamps, "timestamp on output")
@@ -34,7 +34,7 @@ std::optional<int> parse(int argc, char** argv, iolatency::Options& o, std::stri
   if (auto code = cmd.parse(argc, argv)) return code;
   if (cmd.given("i"))
     if (auto f = block::iotype_filter(o.trace.iotype); !f) return cmd.usage_error(f.error().str());
-  if (cmd.given("d") && device.empty()) return cmd.usage_error("-d needs a device");
+  if (cmd.given("d") && o.trace.device.empty()) return cmd.usage_error("-d needs a device");
   if (interval) {
     if (!(*interval > 0)) return cmd.usage_error("interval must be a positive number of seconds");
     o.interval = *interval;
@@ -51,16 +51,7 @@ std::optional<int> parse(int argc, char** argv, iolatency::Options& o, std::stri
 
 int iolatency_main(int argc, char** argv) {
   iolatency::Options o;
-  std::string device;
-  if (auto code = parse(argc, argv, o, device)) return *code;
-  if (!device.empty()) {
-    auto dev = block::parse_device(device);
-    if (!dev) {
-      std::cerr << "iolatency: " << dev.error().str() << "\n";
-      return cli::kExitFailure;
-    }
-    o.trace.dev = *dev;
-  }
+  if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
   auto hist = iolatency::Histogram::start(o, std::cerr);

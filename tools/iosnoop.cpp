@@ -16,11 +16,11 @@ namespace tracekit::tools {
 
 namespace {
 
-std::optional<int> parse(int argc, char** argv, iosnoop::Options& o, std::string& device) {
+std::optional<int> parse(int argc, char** argv, iosnoop::Options& o) {
   int pid = 0;
   std::optional<double> duration;
   cli::Command cmd("iosnoop", "[-hQst] [-d device] [-i iotype] [-p PID] [-n name] [duration]");
-  cmd.option("d", &device, "device", "device string (eg, \"202,1\", or a name: \"loop0\")")
+  cmd.option("d", &o.trace.device, "device", "device string (eg, \"202,1\", or a name: \"loop0\")")
       .option("i", &o.trace.iotype, "iotype", "match type (eg, '*R*' for all reads)")
       .option("n", &o.name, "name", "process name to match on I/O issue (a regex)")
       .option("p", &pid, "PID", "PID to match on I/O issue")
@@ -45,7 +45,7 @@ std::optional<int> parse(int argc, char** argv, iosnoop::Options& o, std::string
       return cmd.usage_error(m.error().str());
   if (cmd.given("i"))
     if (auto f = block::iotype_filter(o.trace.iotype); !f) return cmd.usage_error(f.error().str());
-  if (cmd.given("d") && device.empty()) return cmd.usage_error("-d needs a device");
+  if (cmd.given("d") && o.trace.device.empty()) return cmd.usage_error("-d needs a device");
   if (duration && !(*duration > 0))
     return cmd.usage_error("duration must be a positive number of seconds");
   o.duration = duration;
@@ -69,16 +69,7 @@ std::string header(const iosnoop::Options& o) {
 
 int iosnoop_main(int argc, char** argv) {
   iosnoop::Options o;
-  std::string device;
-  if (auto code = parse(argc, argv, o, device)) return *code;
-  if (!device.empty()) {
-    auto dev = block::parse_device(device);
-    if (!dev) {
-      std::cerr << "iosnoop: " << dev.error().str() << "\n";
-      return cli::kExitFailure;
-    }
-    o.trace.dev = *dev;
-  }
+  if (auto code = parse(argc, argv, o)) return *code;
 
   cli::install_stop_handlers();
   auto snooper = iosnoop::Snooper::start(o, std::cout, std::cerr);

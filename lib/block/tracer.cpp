@@ -86,7 +86,11 @@ Result<Tracer> Tracer::start(const std::string& tool, const TraceOptions& o, std
     if (!f) return f.error();
     co.filter = *f;
   }
-  if (o.dev) co.filter = tracefs::join_filters(co.filter, "dev == " + std::to_string(*o.dev));
+  if (!o.device.empty()) {
+    auto dev = parse_device(o.device);
+    if (!dev) return dev.error();
+    co.filter = tracefs::join_filters(co.filter, "dev == " + std::to_string(*dev));
+  }
   // -p in the kernel on the start event; with -Q the issue of an I/O
   // another task inserted must still be seen: the insert only, and the
   // finished I/Os are checked here too.

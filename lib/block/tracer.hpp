@@ -20,21 +20,23 @@
 namespace tracekit::block {
 
 struct TraceOptions {
-  bool queue = false;           // -Q: the start is block_rq_insert (issue if never inserted)
-  std::optional<uint32_t> dev;  // -d: this device only (tracepoint dev_t encoding)
-  std::string iotype;           // -i: a glob the rwbs field must match ("*R*")
-  std::optional<int> pid;       // -p: I/O started by this task
-  size_t buffer_kb = 0;         // per-CPU buffer; 0: the kernel's
+  bool queue = false;      // -Q: the start is block_rq_insert (issue if never inserted)
+  std::string device;      // -d: this device only, as parse_device() takes it
+  std::string iotype;      // -i: a glob the rwbs field must match ("*R*")
+  std::optional<int> pid;  // -p: I/O started by this task
+  size_t buffer_kb = 0;    // per-CPU buffer; 0: the kernel's
 };
 
-// Error: a bad -i glob (one with a quote or backslash), or nothing to trace
-// (no block tracepoints: their kernel config named), or the kernel refused a
-// setting (the filter, the instance).
+// The kernel filter of -i: rwbs ~ "GLOB". Error: an empty glob, or one
+// with a quote, backslash or newline.
 Result<std::string> iotype_filter(const std::string& glob);
 
 class Tracer {
  public:
-  // Sweeps dead runs of tool, sets everything up, starts tracing.
+  // Sweeps dead runs of tool, sets everything up, starts tracing. Error: no
+  // such device (-d), a bad -i glob, no block tracepoints (their kernel
+  // config named), or a setting the kernel refused (the filter, the
+  // instance).
   static Result<Tracer> start(const std::string& tool, const TraceOptions& o, std::ostream& warn);
   Tracer(Tracer&&) noexcept;
   ~Tracer();
