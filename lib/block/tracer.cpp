@@ -36,11 +36,15 @@ struct Tracer::Impl {
       lost = now;
       pairer.reset();
     }
-    auto keep = [&](const Io& io) {
-      if (!o.pid || io.pid == *o.pid) done(io);
-    };
-    pairer.feed(std::move(batch), keep);
+    pairer.feed(std::move(batch), kept(done));
     batch.clear();
+  }
+  // With -Q -p, the issues of every task are traced (the I/O another task
+  // inserted): the finished I/O of other tasks are dropped here.
+  Pairer::Done kept(const Pairer::Done& done) const {
+    return [&done, pid = o.pid](const Io& io) {
+      if (!pid || io.pid == *pid) done(io);
+    };
   }
 };
 
@@ -117,10 +121,7 @@ void Tracer::flush(const Pairer::Done& done) {
   Impl& m = *impl_;
   m.session->ftrace()->flush([&](const ftrace::Event& e) { m.collect(e); });
   m.pair(done);
-  auto keep = [&](const Io& io) {
-    if (!m.o.pid || io.pid == *m.o.pid) done(io);
-  };
-  m.pairer.finish(keep);
+  m.pairer.finish(m.kept(done));
 }
 
 uint64_t Tracer::dropped() const { return impl_->session->ftrace()->reader().dropped(); }
