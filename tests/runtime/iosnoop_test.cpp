@@ -279,6 +279,40 @@ TEST_F(IosnoopRuntime, UsageAndRuntimeErrors) {
   }
 }
 
+// perf-tools' own iosnoop (Debian's perf-tools-unstable) on the same I/O at
+// the same time (it on the top-level buffer, ours in its instance): the
+// same I/O, by the same task, of the same type, on the same device. Its
+// BLOCK and BYTES are not compared: it reads them by position from the
+// kernel's text line, which on newer kernels ends with the I/O priority,
+// and then prints "+" and 0 (examples/iosnoop_example.txt).
+TEST_F(IosnoopRuntime, SameIoAsPerfToolsIosnoop) {
+  PerfToolsPeer peer("iosnoop");
+  if (!peer.usable()) GTEST_SKIP() << peer.why_not();
+  // The script sets the top-level buffer size and leaves it so.
+  const std::string size_kb = slurp("/sys/kernel/tracing/buffer_size_kb");
+  Workload w("blockio", {loop_.path(), std::to_string(kWrites), std::to_string(kReads),
+                         std::to_string(kWriteSize), std::to_string(kReadSize)});
+  auto [mine, theirs] =
+      trace_with_peer(peer, {tool_path("iosnoop"), "-d", loop_.name()}, {"-d", loop_.dev()}, w);
+  if (!size_kb.empty()) std::ofstream("/sys/kernel/tracing/buffer_size_kb") << size_kb;
+  ASSERT_EQ(mine.exit_code, 0) << mine.err;
+  ASSERT_EQ(theirs.exit_code, 0) << theirs.err;
+  auto ios = [&](const std::string& out) {
+    std::vector<std::string> v;
+    for (const auto& l : lines_of(out)) {
+      std::istringstream in(l);
+      std::string comm, pid, type, dev;
+      in >> comm >> pid >> type >> dev;
+      if (pid == w.pid_str()) v.push_back(comm + " " + pid + " " + type + " " + dev);
+    }
+    return v;
+  };
+  auto a = ios(mine.out), b = ios(theirs.out);
+  EXPECT_EQ(a.size(), static_cast<size_t>(kWrites + kReads)) << mine.out;
+  EXPECT_EQ(a, b) << theirs.out.substr(0, 3000);
+  expect_workload_rows(rows_of(mine.out, false), w.pid(), true, true, false);
+}
+
 // The histograms' counts, summed: every I/O of the workload.
 long histogram_total(const std::string& out, int* histograms) {
   long total = 0;
