@@ -76,6 +76,11 @@ Running::Running(const std::vector<std::string>& argv) {
     dup2(err[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
+    // A test binary started in the background by a shell ignores SIGINT
+    // and SIGQUIT, and a child inherits that: give it the defaults a
+    // terminal's Ctrl-C meets (a perf-tools script's cat would not end).
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGQUIT, SIG_DFL);
     auto args = c_argv(argv);
     execv(args[0], args.data());
     _exit(127);
