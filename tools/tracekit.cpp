@@ -28,6 +28,8 @@ constexpr Entry kTools[] = {
     {"execsnoop", tracekit::tools::execsnoop_main, "trace exec()s with their arguments and parent PIDs"},
     {"syscount", tracekit::tools::syscount_main, "count system calls by process or by name"},
     {"tcpretrans", tracekit::tools::tcpretrans_main, "trace TCP retransmits with addresses, ports and state"},
+    {"iosnoop", tracekit::tools::iosnoop_main, "trace block device I/O with latency"},
+    {"iolatency", tracekit::tools::iolatency_main, "summarize block I/O latency as a histogram"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
     {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},

@@ -187,7 +187,9 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   }
   for (const auto& e : probes.events()) {
     // A raw_syscalls stand-in's id filter first: the event is the syscalls'.
-    const std::string f = tracefs::join_filters(e.filter, filter);
+    std::string f = tracefs::join_filters(e.filter, filter);
+    if (auto it = o.event_filters.find(e.system + ":" + e.event); it != o.event_filters.end())
+      f = tracefs::join_filters(f, it->second);
     if (!f.empty())
       if (auto st = in.set_filter(e.system, e.event, f); !st) {
         Error err = st.error();
@@ -262,6 +264,8 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   std::vector<std::string> filters;
   for (const auto& e : probes.events()) {
     filters.push_back(tracefs::join_filters(e.filter, o.filter));
+    if (auto it = o.event_filters.find(e.system + ":" + e.event); it != o.event_filters.end())
+      filters.back() = tracefs::join_filters(filters.back(), it->second);
     perf_event_attr a{};
     a.type = PERF_TYPE_TRACEPOINT;
     a.config = static_cast<uint64_t>(e.id);

@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -68,6 +69,9 @@ struct CaptureOptions {
   // A filter (the kernel's event filter syntax) for every probe event; it
   // gates their stacks too. Joined with an event's own (TraceEvent::filter).
   std::string filter;
+  // More filters for single events ("system:event" -> filter), joined with
+  // the others (iosnoop -p: the start event only, not the completion).
+  std::map<std::string, std::string> event_filters;
 };
 
 // Filters naming more threads than this are not set in the kernel.

@@ -76,6 +76,11 @@ Running::Running(const std::vector<std::string>& argv) {
     dup2(err[1], 2);
     int devnull = open("/dev/null", O_RDONLY);
     dup2(devnull, 0);
+    // A test binary started in the background by a shell ignores SIGINT
+    // and SIGQUIT, and a child inherits that: give it the defaults a
+    // terminal's Ctrl-C meets (a perf-tools script's cat would not end).
+    ::signal(SIGINT, SIG_DFL);
+    ::signal(SIGQUIT, SIG_DFL);
     auto args = c_argv(argv);
     execv(args[0], args.data());
     _exit(127);
@@ -406,9 +411,12 @@ std::string slurp(const std::string& path) {
 
 namespace {
 
-// The pid of a child of parent whose command line is argv (NUL-separated);
-// 0 when there is none.
+// The pid of a descendant of parent (a child, or a child of a subshell of
+// it, as iosnoop-perf's "( cat trace_pipe ) | awk" makes) whose command line
+// is argv (NUL-separated); 0 when there is none.
 pid_t child_running(pid_t parent, const std::string& argv) {
+  std::map<long, long> ppid_of;
+  std::vector<long> matches;
   for (const auto& d : std::filesystem::directory_iterator("/proc")) {
     auto pid = parse_int<int>(d.path().filename().string());
     if (!pid) continue;
@@ -419,8 +427,12 @@ pid_t child_running(pid_t parent, const std::string& argv) {
     std::string state;
     long ppid = 0;
     rest >> state >> ppid;
-    if (ppid == parent && slurp(d.path().string() + "/cmdline") == argv) return *pid;
+    ppid_of[*pid] = ppid;
+    if (slurp(d.path().string() + "/cmdline") == argv) matches.push_back(*pid);
   }
+  for (long pid : matches)
+    for (long up = ppid_of[pid], depth = 0; up > 1 && depth < 4; up = ppid_of[up], ++depth)
+      if (up == parent) return static_cast<pid_t>(pid);
   return 0;
 }
 
