@@ -13,6 +13,7 @@ int tpoint_main(int argc, char** argv);
 int kprobe_main(int argc, char** argv);
 int uprobe_main(int argc, char** argv);
 int opensnoop_main(int argc, char** argv);
+int killsnoop_main(int argc, char** argv);
 int funccount_main(int argc, char** argv);
 int functrace_main(int argc, char** argv);
 int funcgraph_main(int argc, char** argv);

@@ -25,6 +25,7 @@ constexpr Entry kTools[] = {
     {"kprobe", tracekit::tools::kprobe_main, "trace a kernel function (kprobe) and print its events"},
     {"uprobe", tracekit::tools::uprobe_main, "trace a user function (uprobe) and print its events"},
     {"opensnoop", tracekit::tools::opensnoop_main, "trace open()s with file names and descriptors"},
+    {"killsnoop", tracekit::tools::killsnoop_main, "trace kill()s, tkill()s and tgkill()s with signals and results"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"functrace", tracekit::tools::functrace_main, "trace kernel function calls (function tracer)"},
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
