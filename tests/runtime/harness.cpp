@@ -408,18 +408,27 @@ namespace {
 
 // The pid of a child of parent whose command line is argv (NUL-separated);
 // 0 when there is none.
+long parent_of(const std::string& proc_dir) {
+  std::string stat = slurp(proc_dir + "/stat");
+  auto close = stat.rfind(") ");
+  if (close == std::string::npos) return 0;
+  std::istringstream rest(stat.substr(close + 2));
+  std::string state;
+  long ppid = 0;
+  rest >> state >> ppid;
+  return ppid;
+}
+
+// A child of parent, or a child of its child (perf-tools' killsnoop runs
+// its cat in a subshell), running argv.
 pid_t child_running(pid_t parent, const std::string& argv) {
   for (const auto& d : std::filesystem::directory_iterator("/proc")) {
     auto pid = parse_int<int>(d.path().filename().string());
     if (!pid) continue;
-    std::string stat = slurp(d.path().string() + "/stat");
-    auto close = stat.rfind(") ");
-    if (close == std::string::npos) continue;
-    std::istringstream rest(stat.substr(close + 2));
-    std::string state;
-    long ppid = 0;
-    rest >> state >> ppid;
-    if (ppid == parent && slurp(d.path().string() + "/cmdline") == argv) return *pid;
+    long ppid = parent_of(d.path().string());
+    if (ppid <= 0) continue;
+    if (ppid != parent && parent_of("/proc/" + std::to_string(ppid)) != parent) continue;
+    if (slurp(d.path().string() + "/cmdline") == argv) return *pid;
   }
   return 0;
 }

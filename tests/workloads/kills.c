@@ -10,7 +10,7 @@
  *                      thread of the target's). Defaults: N 97, M 13, F 1.
  *                      Every call is a raw syscall instruction, so that
  *                      nothing but these calls reaches the kernel.
- * Protocol: prints "ready PID" and "target TPID", waits for a byte on
+ * Protocol: prints "ready PID", "target TPID" and "waiting", waits for a byte on
  * stdin (its "go": a signal would be a kill of its own), sends, prints
  * "elapsed SECONDS" and "done", then sleeps until killed.
  */
@@ -36,7 +36,7 @@ int main(int argc, char** argv) {
     for (;;) pause();
   }
   say_ready();
-  printf("target %d\n", (int)target);
+  printf("target %d\nwaiting\n", (int)target);
   fflush(stdout);
   char go;
   if (read(0, &go, 1) != 1) return 1;
