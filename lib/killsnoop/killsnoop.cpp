@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstring>
 #include <ostream>
@@ -79,6 +80,21 @@ std::string target_filter(Call c, int pid) {
   std::string p = std::to_string(pid);
   if (c == Call::kTgkill) return "tgid == " + p + " || pid == " + p;
   return "pid == " + p;
+}
+
+std::optional<std::string> comm_filter(std::string_view regex) {
+  bool begin = !regex.empty() && regex.front() == '^';
+  if (begin) regex.remove_prefix(1);
+  bool end = !regex.empty() && regex.back() == '$';
+  if (end) regex.remove_suffix(1);
+  if (regex.empty() || regex.size() > 15) return std::nullopt;  // TASK_COMM_LEN - 1
+  for (char c : regex)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '-' && c != '/' &&
+        c != ':' && c != '@' && c != '=' && c != ',' && c != '%')
+      return std::nullopt;
+  std::string name(regex);
+  if (begin && end) return "comm == \"" + name + "\"";
+  return "comm ~ \"" + std::string(begin ? "" : "*") + name + (end ? "" : "*") + "\"";
 }
 
 std::string signal_name(int sig) {
@@ -307,19 +323,31 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   if (o.buffered_secs) co.buffer_kb = kBufferedKb;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
-  // -p in the kernel: on the entry tracepoints (raw_syscalls' args cannot
-  // be filtered). Set once enabled: what came before is filtered here.
-  if (o.pid)
-    for (const auto& ev : impl->trace->probes().events()) {
-      if (ev.system != syscalls::kSystem || ev.event.rfind("sys_enter_", 0) != 0) continue;
+  // -p and -n in the kernel, on the entries (an exit without its entry
+  // completes nothing): -p on the syscall tracepoints only (raw_syscalls'
+  // args cannot be filtered), -n where it is a plain name and the kernel
+  // takes comm in filters. Set once enabled: what came before is filtered
+  // here, as everything is.
+  const auto name_filter = o.name.empty() ? std::nullopt : comm_filter(o.name);
+  for (const auto& ev : impl->trace->probes().events()) {
+    const bool raw = ev.system == syscalls::kRawSystem;
+    if (raw ? ev.event != syscalls::raw_event(false) : ev.event.rfind("sys_enter_", 0) != 0)
+      continue;
+    std::string extra;
+    if (o.pid && !raw) {
       auto c = std::find_if(std::begin(kCalls), std::end(kCalls), [&](Call x) {
         return ev.event == "sys_enter_" + std::string(call_name(x));
       });
       if (c == std::end(kCalls)) continue;
-      auto f = tracefs::join_filters(co.filter, target_filter(*c, *o.pid));
-      if (auto st = impl->capture->instance().set_filter(ev.system, ev.event, f); !st)
-        return st.error();
+      extra = target_filter(*c, *o.pid);
+    } else if (name_filter) {
+      extra = *name_filter;
     }
+    if (extra.empty()) continue;
+    auto f = tracefs::join_filters(tracefs::join_filters(ev.filter, co.filter), extra);
+    auto st = impl->capture->instance().set_filter(ev.system, ev.event, f);
+    if (!st && o.pid) return st.error();
+  }
   if (auto st = impl->attach(impl->capture->reader().tep()); !st) return st.error();
   return Snooper(std::move(impl));
 }

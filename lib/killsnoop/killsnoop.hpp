@@ -10,7 +10,8 @@
 // args[] array. Everything is read raw from a private tracefs instance.
 // -p (the target) is a kernel filter on the entry tracepoints where they
 // exist (raw_syscalls' args cannot be filtered) and is always checked here
-// too; -n (the sender's name, a regex) is applied here. Live by default;
+// too; -n (the sender's name, a regex) is applied here, and also in the
+// kernel on the entries when it is a plain name (comm_filter). Live by default;
 // buffered (-d SECS) as session::run does it.
 #pragma once
 
@@ -78,6 +79,12 @@ bool sent_to(const Kill& k, int pid);
 // The kernel filter on syscalls:sys_enter_<call> for calls sent to pid (as
 // sent_to says): "pid == 42", or for tgkill "tgid == 42 || pid == 42". Pure.
 std::string target_filter(Call c, int pid);
+
+// A kernel filter on the task's name that admits what the -n regex
+// matches, when the regex is a plain name with ^ and $ anchors at most
+// ("kills": comm ~ "*kills*"; "^kills$": comm == "kills"); nullopt for any
+// other regex (filtered here only). Pure.
+std::optional<std::string> comm_filter(std::string_view regex);
 
 // A signal's name: "SIGUSR2", "SIGRTMIN+3" (34 to 64); the number itself
 // ("0", "99") when it has none. Pure.

@@ -185,6 +185,30 @@ TEST_F(KillsnoopRuntime, NameTimestampsAndSignalNames) {
   }
 }
 
+// -n with a plain name is also a kernel filter on the entries (checked in
+// the run's instance while it traces); the same truth.
+TEST_F(KillsnoopRuntime, PlainNameIsAKernelFilter) {
+  Kills k;
+  Running tool(argv_of({"-n", "^kills$"}, k));
+  ASSERT_TRUE(tool.wait_for_stdout("Ctrl-C to end.\n", 60));
+  const std::string tracing = "/sys/kernel/tracing";
+  std::string filter;
+  if (!kernel::forced_off(kernel::Feature::kInstances)) {
+    const std::string event = raw_syscalls() ? "raw_syscalls/sys_enter" : "syscalls/sys_enter_kill";
+    filter = slurp(tracing + "/instances/tracekit_" + std::to_string(tool.pid()) + "_0/events/" +
+                   event + "/filter");
+  }
+  k.send();
+  tool.signal(SIGINT);
+  auto r = tool.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  expect_sent(r, k);
+  for (const auto& row : rows_of(r.out)) EXPECT_EQ(row.comm, "kills");
+  if (!kernel::forced_off(kernel::Feature::kInstances)) {
+    EXPECT_TRUE(contains(filter, "comm == \"kills\"")) << filter;
+  }
+}
+
 TEST_F(KillsnoopRuntime, Buffered) {
   Kills k;
   auto r = trace(k, {"-d", "4", "-p", "TARGET"}, "(buffered)...\n");

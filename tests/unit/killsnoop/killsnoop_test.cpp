@@ -150,3 +150,21 @@ TEST(KillsnoopTest, OutputAsPerfTools) {
 
 }  // namespace
 }  // namespace tracekit::killsnoop
+
+namespace tracekit::killsnoop {
+namespace {
+
+TEST(KillsnoopTest, CommFiltersOfPlainNames) {
+  EXPECT_EQ(comm_filter("kills"), "comm ~ \"*kills*\"");
+  EXPECT_EQ(comm_filter("^kills$"), "comm == \"kills\"");
+  EXPECT_EQ(comm_filter("^systemd"), "comm ~ \"systemd*\"");
+  EXPECT_EQ(comm_filter("d$"), "comm ~ \"*d\"");
+  EXPECT_EQ(comm_filter("kworker/0:1"), "comm ~ \"*kworker/0:1*\"");
+  // Regexes, and names no task can have: filtered in user space only.
+  for (const char* re : {"kil+s", "a.b", "^$", "", "^", "(x)", "a|b", "x*", "[ab]",
+                         "sixteen_chars_xx", "a\"b", "a b"})
+    EXPECT_EQ(comm_filter(re), std::nullopt) << re;
+}
+
+}  // namespace
+}  // namespace tracekit::killsnoop
