@@ -18,6 +18,7 @@
 #include <cstring>
 #include <ostream>
 #include <sstream>
+#include <unordered_map>
 
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
@@ -114,15 +115,12 @@ std::string signal_name(int sig) {
 
 std::optional<Kill> Pairing::push(const Record& r) {
   if (!r.exit) {
-    pending_[r.tid] = r;
+    pending_.entry(r.tid, r);
     return std::nullopt;
   }
-  auto it = pending_.find(r.tid);
-  if (it == pending_.end()) return std::nullopt;
-  const Record& e = it->second;
-  Kill k{r.ts, r.tid, e.call, e.target, e.tgid, e.sig, r.ret};
-  pending_.erase(it);
-  return k;
+  auto e = pending_.exit(r.tid);
+  if (!e) return std::nullopt;
+  return Kill{r.ts, r.tid, e->call, e->target, e->tgid, e->sig, r.ret};
 }
 
 namespace {

@@ -21,10 +21,10 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "session/run.hpp"
+#include "session/thread_pairing.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::killsnoop {
@@ -96,10 +96,10 @@ std::string signal_name(int sig);
 class Pairing {
  public:
   std::optional<Kill> push(const Record& r);
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const { return pending_.pending(); }
 
  private:
-  std::unordered_map<int, Record> pending_;
+  session::ThreadPairing<Record> pending_;
 };
 
 class Snooper : public session::Engine {

@@ -214,20 +214,19 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
 }
 
 void CallPairing::entry(int tid, size_t call, std::string str, std::string comm) {
-  pending_[tid] = Pending{call, std::move(str), std::move(comm)};
+  pending_.entry(tid, Pending{call, std::move(str), std::move(comm)});
 }
 
 std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) {
-  auto it = pending_.find(tid);
-  if (it == pending_.end()) return std::nullopt;
+  auto p = pending_.exit(tid);
+  if (!p) return std::nullopt;
   SyscallCall c;
   c.ts = ts;
   c.tid = tid;
-  c.call = it->second.call;
-  c.str = std::move(it->second.str);
-  c.comm = std::move(it->second.comm);
+  c.call = p->call;
+  c.str = std::move(p->str);
+  c.comm = std::move(p->comm);
   c.ret = ret;
-  pending_.erase(it);
   return c;
 }
 

@@ -34,6 +34,7 @@
 #include "ftrace/reader.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
+#include "session/thread_pairing.hpp"
 #include "session/trace_session.hpp"
 #include "util/result.hpp"
 
@@ -109,14 +110,14 @@ class CallPairing {
   // The completed call, or nullopt when the thread had no entry (a call
   // made without a probed wrapper, or begun before tracing).
   std::optional<SyscallCall> exit(int tid, uint64_t ts, int64_t ret);
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const { return pending_.pending(); }
 
  private:
   struct Pending {
     size_t call;
     std::string str, comm;
   };
-  std::unordered_map<int, Pending> pending_;
+  ThreadPairing<Pending> pending_;
 };
 
 class SyscallStrings {
