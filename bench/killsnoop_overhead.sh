@@ -18,12 +18,18 @@
 # baseline's, and how many lines of the workload each tracer printed (N + 1
 # expected for tracekit, N for perf-tools, which sees kill() only).
 #
-# Environment: N=200000, CONFIGS="baseline tracekit perftools".
+# perf-tools runs wait for its lock (/var/tmp/.ftrace-lock) to be free, and
+# are never SIGKILLed (that would leave its events enabled): each is given
+# STOP_TIMEOUT (300) seconds to drain its awk after Ctrl-C. N is kept small
+# enough for both tracers' buffers (at 200000, perf-tools loses most
+# events).
+#
+# Environment: N=20000, CONFIGS="baseline tracekit perftools".
 
 set -u -o pipefail
 source "$(dirname "$0")/lib.sh"
 ROUNDS=${1:-${ROUNDS:-5}}
-N=${N:-200000}
+N=${N:-20000}
 CONFIGS=${CONFIGS:-baseline tracekit perftools}
 posint ROUNDS "$ROUNDS"
 posint N "$N"
@@ -50,7 +56,7 @@ perf_cat() {
 
 # run_once CFG: prints "signals/s lines"
 run_once() {
-  local cfg=$1 fifo=$TMP/go rate lines=0
+  local cfg=$1 fifo=$TMP/go rate lines=0 i
   rm -f "$fifo" && mkfifo "$fifo"
   exec 3<>"$fifo"
   "$KILLS" "$N" 0 0 <"$fifo" >"$TMP/w.out" &
@@ -58,11 +64,21 @@ run_once() {
   until grep -q waiting "$TMP/w.out"; do sleep 0.05; done
   case $cfg in
     tracekit) "$REPO/build/bin/killsnoop" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & TPID=$! ;;
-    perftools) /usr/sbin/killsnoop-perf >"$TMP/tracer.out" 2>"$TMP/tracer.err" & TPID=$! ;;
+    perftools)
+      for ((i = 0; i < 1200; i++)); do
+        [[ -e /var/tmp/.ftrace-lock ]] || break
+        sleep 0.25
+      done
+      /usr/sbin/killsnoop-perf >"$TMP/tracer.out" 2>"$TMP/tracer.err" &
+      TPID=$!
+      ;;
   esac
   if [[ -n $TPID ]]; then
     # Ready: its header printed, and (perf-tools) its cat reading trace_pipe.
-    until grep -q "Ctrl-C" "$TMP/tracer.out" 2>/dev/null; do sleep 0.05; done
+    until grep -q "Ctrl-C" "$TMP/tracer.out" 2>/dev/null; do
+      kill -0 "$TPID" 2>/dev/null || die "$cfg did not start: $(cat "$TMP/tracer.err")"
+      sleep 0.05
+    done
     [[ $cfg == perftools ]] && until [[ -n $(perf_cat "$TPID") ]]; do sleep 0.05; done
     sleep 0.5
   fi
@@ -72,9 +88,10 @@ run_once() {
   if [[ -n $TPID ]]; then
     sleep 1
     [[ $cfg == perftools ]] && kill -INT $(perf_cat "$TPID") 2>/dev/null
-    stop_pid "$TPID" 60
+    stop_pid "$TPID" "$STOP_TIMEOUT"
     TPID=""
     lines=$(grep -c " $WPID " "$TMP/tracer.out")
+    grep -i "lost" "$TMP/tracer.err" >&2
   fi
   stop_workload
   exec 3>&-

@@ -37,7 +37,7 @@ struct Options {
   std::optional<double> buffered_secs;  // -d
 };
 
-// Per-CPU buffer size in buffered mode.
+// Per-CPU buffer size, live and buffered.
 inline constexpr size_t kBufferedKb = 4096;
 
 // The system calls traced, in the order of kCalls.
