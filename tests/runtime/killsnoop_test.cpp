@@ -323,7 +323,7 @@ TEST_F(KillsnoopRuntime, NoSuchTarget) {
 // top-level buffer, ours in its instance). It traces kill() only: kKills
 // lines of the workload, each returning 0, where ours has every call. On
 // this kernel its TPID and SIGNAL read 0: the kernel prints the entry as
-// "sys_kill(pid: 0x00003c5a, sig: 0x0000000c)", and perf-tools puts a "0x"
+// "sys_kill(pid: 0x6d07, sig: 0xf)", and perf-tools puts a "0x"
 // of its own before the number it cuts out.
 TEST_F(KillsnoopRuntime, SameKillsAsPerfTools) {
   if (kernel::forced_off(kernel::Feature::kInstances))
