@@ -65,15 +65,7 @@ int killsnoop_main(int argc, char** argv) {
     std::cerr << "killsnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  session::RunOptions r;
-  r.prints_events = true;
-  r.header = header(o) + snooper->header();
-  r.after_report = "\nEnding tracing...\n";
-  if (o.buffered_secs) {
-    r.buffered = true;
-    r.duration = o.buffered_secs;
-  }
-  return session::run(*snooper, r);
+  return session::run(*snooper, session::snoop(header(o) + snooper->header(), o.buffered_secs));
 }
 
 }  // namespace tracekit::tools

@@ -37,6 +37,18 @@ RunOptions summary(const std::string& header, bool folded) {
   return o;
 }
 
+RunOptions snoop(const std::string& header, std::optional<double> buffered_secs) {
+  RunOptions o;
+  o.prints_events = true;
+  o.header = header;
+  o.after_report = "\nEnding tracing...\n";
+  if (buffered_secs) {
+    o.buffered = true;
+    o.duration = buffered_secs;
+  }
+  return o;
+}
+
 void report_lost(std::ostream& err, uint64_t lost, bool buffered) {
   if (lost)
     err << "WARNING: " << lost << " events lost: the kernel buffer was full"

@@ -77,6 +77,11 @@ struct RunOptions {
 // line unless folded, a blank line before each report unless folded.
 RunOptions summary(const std::string& header, bool folded);
 
+// A perf-tools snoop tool's run (opensnoop, killsnoop): it prints events,
+// then "\nEnding tracing..."; buffered for buffered_secs with -d, else live
+// until a stop signal.
+RunOptions snoop(const std::string& header, std::optional<double> buffered_secs);
+
 // "WARNING: N events lost: the kernel buffer was full." (with "(try a
 // shorter -d)" in buffered mode) on err, when lost is not 0.
 void report_lost(std::ostream& err, uint64_t lost, bool buffered);
