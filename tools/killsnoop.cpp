@@ -39,16 +39,12 @@ std::optional<int> parse(int argc, char** argv, killsnoop::Options& o) {
   return std::nullopt;
 }
 
-// perf-tools' header: "Tracing kill()s issued to PID 181. Ctrl-C to end."
-std::string header(const killsnoop::Options& o) {
+// perf-tools' header: "Tracing kill()s issued to PID 181", and how long.
+std::string tracing(const killsnoop::Options& o) {
   std::ostringstream h;
   h << "Tracing kill()s";
   if (o.pid) h << " issued to PID " << *o.pid;
   if (!o.name.empty()) h << " issued by process name \"" << o.name << "\"";
-  if (o.buffered_secs)
-    h << " for " << *o.buffered_secs << " seconds (buffered)...\n";
-  else
-    h << ". Ctrl-C to end.\n";
   return h.str();
 }
 
@@ -65,7 +61,7 @@ int killsnoop_main(int argc, char** argv) {
     std::cerr << "killsnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  return session::run(*snooper, session::snoop(header(o) + snooper->header(), o.buffered_secs));
+  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 
 }  // namespace tracekit::tools

@@ -4,6 +4,7 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
@@ -37,10 +38,17 @@ RunOptions summary(const std::string& header, bool folded) {
   return o;
 }
 
-RunOptions snoop(const std::string& header, std::optional<double> buffered_secs) {
+RunOptions snoop(const std::string& tracing, const std::string& columns,
+                 std::optional<double> buffered_secs) {
   RunOptions o;
   o.prints_events = true;
-  o.header = header;
+  std::ostringstream h;
+  h << tracing;
+  if (buffered_secs)
+    h << " for " << *buffered_secs << " seconds (buffered)...\n";
+  else
+    h << ". Ctrl-C to end.\n";
+  o.header = h.str() + columns;
   o.after_report = "\nEnding tracing...\n";
   if (buffered_secs) {
     o.buffered = true;
