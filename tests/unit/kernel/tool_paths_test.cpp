@@ -84,6 +84,20 @@ TEST(ToolPathsTest, OldKernelFallbacks) {
   EXPECT_EQ(v.way->path, "perf's own clock, read from the records");
 }
 
+// The features of a fake tree with everything but the function tracer
+// (eprobes work where the tree says so), less those forced off.
+Features fake_host(const tracefs::FakeTree& t, std::vector<F> off) {
+  Probe p;
+  std::string dir = t.dir();
+  p.tracing_dir = [dir] { return dir; };
+  p.tracefs_filesystem = [] { return true; };
+  p.debugfs_tracing = [] { return true; };
+  p.perf_accepts = [](F) { return true; };
+  p.eprobe_works = [](const std::string&) { return true; };
+  p.function_tracer_works = [](const std::string&) { return false; };
+  return Features(p, off);
+}
+
 // opensnoop's file names: kprobes, else eprobes, else uprobes on libc; a
 // fake tree with all three, features forced off one by one.
 TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
@@ -92,17 +106,7 @@ TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
   t.put("uprobe_events", "");
   t.put("dynamic_events", "");
   t.put("events/syscalls/sys_exit_openat/format", "name: sys_exit_openat\n");
-  auto host = [&](std::vector<F> off) {
-    Probe p;
-    std::string dir = t.dir();
-    p.tracing_dir = [dir] { return dir; };
-    p.tracefs_filesystem = [] { return true; };
-    p.debugfs_tracing = [] { return true; };
-    p.perf_accepts = [](F) { return true; };
-    p.eprobe_works = [](const std::string&) { return true; };
-    p.function_tracer_works = [](const std::string&) { return false; };
-    return Features(p, off);
-  };
+  auto host = [&](std::vector<F> off) { return fake_host(t, off); };
   const auto& u = use("opensnoop", "");
   auto all = host({});
   auto v = judge(u, all);
@@ -128,17 +132,7 @@ TEST(ToolPathsTest, KillsnoopTargetFilterInTheKernelWithTracepoints) {
   tracefs::FakeTree t;
   t.put("events/syscalls/sys_exit_kill/format", "name: sys_exit_kill\n");
   t.put("events/raw_syscalls/sys_exit/format", "name: sys_exit\n");
-  auto host = [&](std::vector<F> off) {
-    Probe p;
-    std::string dir = t.dir();
-    p.tracing_dir = [dir] { return dir; };
-    p.tracefs_filesystem = [] { return true; };
-    p.debugfs_tracing = [] { return true; };
-    p.perf_accepts = [](F) { return true; };
-    p.eprobe_works = [](const std::string&) { return false; };
-    p.function_tracer_works = [](const std::string&) { return false; };
-    return Features(p, off);
-  };
+  auto host = [&](std::vector<F> off) { return fake_host(t, off); };
   auto all = host({});
   auto v = judge(use("killsnoop", "-p PID"), all);
   ASSERT_TRUE(v.way);
