@@ -87,7 +87,9 @@ run_once() {
   rate=$(awk -v n="$N" '/^elapsed/ { printf "%.0f", n / $2 }' "$TMP/w.out")
   if [[ -n $TPID ]]; then
     sleep 1
-    [[ $cfg == perftools ]] && kill -INT $(perf_cat "$TPID") 2>/dev/null
+    # A background job of a script ignores SIGINT: perf-tools' cat gets
+    # SIGTERM, after which the script ends its tracing (its trap).
+    [[ $cfg == perftools ]] && kill -TERM $(perf_cat "$TPID") 2>/dev/null
     stop_pid "$TPID" "$STOP_TIMEOUT"
     TPID=""
     lines=$(grep -c " $WPID " "$TMP/tracer.out")
