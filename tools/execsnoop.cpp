@@ -40,16 +40,12 @@ std::optional<int> parse(int argc, char** argv, execsnoop::Options& o) {
   return std::nullopt;
 }
 
-// perf-tools' header: "Tracing exec()s issued by process name "grep".
-// Ctrl-C to end."
-std::string header(const execsnoop::Options& o) {
+// perf-tools' header: "Tracing exec()s issued by process name "grep"",
+// and how long.
+std::string tracing(const execsnoop::Options& o) {
   std::ostringstream h;
   h << "Tracing exec()s";
   if (!o.name.empty()) h << " issued by process name \"" << o.name << "\"";
-  if (o.buffered_secs)
-    h << " for " << *o.buffered_secs << " seconds (buffered)...\n";
-  else
-    h << ". Ctrl-C to end.\n";
   return h.str();
 }
 
@@ -66,7 +62,7 @@ int execsnoop_main(int argc, char** argv) {
     std::cerr << "execsnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  return session::run(*snooper, session::snoop(header(o) + snooper->header(), o.buffered_secs));
+  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 
 }  // namespace tracekit::tools

@@ -52,16 +52,12 @@ std::optional<int> parse(int argc, char** argv, iosnoop::Options& o) {
   return std::nullopt;
 }
 
-// perf-tools' header: "Tracing block I/O issued by PID 91. Ctrl-C to end."
-std::string header(const iosnoop::Options& o) {
+// perf-tools' header: "Tracing block I/O issued by PID 91", and how long.
+std::string tracing(const iosnoop::Options& o) {
   std::ostringstream h;
   h << "Tracing block I/O";
   if (o.trace.pid) h << " issued by PID " << *o.trace.pid;
   if (!o.name.empty()) h << " issued by process name \"" << o.name << "\"";
-  if (o.duration)
-    h << " for " << *o.duration << " seconds (buffered)...\n";
-  else
-    h << ". Ctrl-C to end.\n";
   return h.str();
 }
 
@@ -78,15 +74,7 @@ int iosnoop_main(int argc, char** argv) {
     std::cerr << "iosnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  session::RunOptions r;
-  r.prints_events = true;
-  r.header = header(o) + snooper->header();
-  r.after_report = "\nEnding tracing...\n";
-  if (o.duration) {
-    r.buffered = true;
-    r.duration = o.duration;
-  }
-  return session::run(*snooper, r);
+  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.duration));
 }
 
 }  // namespace tracekit::tools

@@ -50,18 +50,14 @@ std::optional<int> parse(int argc, char** argv, opensnoop::Options& o) {
 }
 
 // perf-tools' header: "Tracing open()s issued by PID 181 for filenames
-// containing "conf". Ctrl-C to end."
-std::string header(const opensnoop::Options& o) {
+// containing "conf"", and how long.
+std::string tracing(const opensnoop::Options& o) {
   std::ostringstream h;
   h << "Tracing open()s";
   if (o.pid) h << " issued by PID " << *o.pid;
   if (o.tid) h << " issued by TID " << *o.tid;
   if (!o.name.empty()) h << " issued by process name \"" << o.name << "\"";
   if (!o.filename.empty()) h << " for filenames containing \"" << o.filename << "\"";
-  if (o.buffered_secs)
-    h << " for " << *o.buffered_secs << " seconds (buffered)...\n";
-  else
-    h << ". Ctrl-C to end.\n";
   return h.str();
 }
 
@@ -78,7 +74,7 @@ int opensnoop_main(int argc, char** argv) {
     std::cerr << "opensnoop: " << snooper.error().str() << "\n";
     return cli::kExitFailure;
   }
-  return session::run(*snooper, session::snoop(header(o) + snooper->header(), o.buffered_secs));
+  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 
 }  // namespace tracekit::tools

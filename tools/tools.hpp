@@ -18,6 +18,7 @@ int syscount_main(int argc, char** argv);
 int tcpretrans_main(int argc, char** argv);
 int iosnoop_main(int argc, char** argv);
 int iolatency_main(int argc, char** argv);
+int killsnoop_main(int argc, char** argv);
 int funccount_main(int argc, char** argv);
 int bitesize_main(int argc, char** argv);
 int cachestat_main(int argc, char** argv);

@@ -30,6 +30,7 @@ constexpr Entry kTools[] = {
     {"tcpretrans", tracekit::tools::tcpretrans_main, "trace TCP retransmits with addresses, ports and state"},
     {"iosnoop", tracekit::tools::iosnoop_main, "trace block device I/O with latency"},
     {"iolatency", tracekit::tools::iolatency_main, "summarize block I/O latency as a histogram"},
+    {"killsnoop", tracekit::tools::killsnoop_main, "trace kill()s, tkill()s and tgkill()s with signals and results"},
     {"funccount", tracekit::tools::funccount_main, "count kernel function calls (or events), in the kernel"},
     {"bitesize", tracekit::tools::bitesize_main, "histogram of block I/O sizes, counted in the kernel"},
     {"cachestat", tracekit::tools::cachestat_main, "page cache hits and misses per interval"},

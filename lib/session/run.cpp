@@ -4,6 +4,7 @@
 #include <csignal>
 #include <ctime>
 #include <iostream>
+#include <sstream>
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
@@ -27,24 +28,31 @@ void print_report(Engine& e, const RunOptions& o) {
 
 }  // namespace
 
-RunOptions snoop(const std::string& header, std::optional<double> buffered_secs) {
-  RunOptions o;
-  o.prints_events = true;
-  o.header = header;
-  o.after_report = "\nEnding tracing...\n";
-  if (buffered_secs) {
-    o.buffered = true;
-    o.duration = buffered_secs;
-  }
-  return o;
-}
-
 RunOptions summary(const std::string& header, bool folded) {
   RunOptions o;
   if (!folded) {
     o.header = header;
     o.header += '\n';
     o.before_report = "\n";
+  }
+  return o;
+}
+
+RunOptions snoop(const std::string& tracing, const std::string& columns,
+                 std::optional<double> buffered_secs) {
+  RunOptions o;
+  o.prints_events = true;
+  std::ostringstream h;
+  h << tracing;
+  if (buffered_secs)
+    h << " for " << *buffered_secs << " seconds (buffered)...\n";
+  else
+    h << ". Ctrl-C to end.\n";
+  o.header = h.str() + columns;
+  o.after_report = "\nEnding tracing...\n";
+  if (buffered_secs) {
+    o.buffered = true;
+    o.duration = buffered_secs;
   }
   return o;
 }

@@ -77,10 +77,14 @@ struct RunOptions {
 // line unless folded, a blank line before each report unless folded.
 RunOptions summary(const std::string& header, bool folded);
 
-// A perf-tools snoop tool's run (opensnoop, execsnoop): it prints events;
-// header, then "\nEnding tracing...\n" at the end; with buffered_secs (-d)
-// buffered for that long, else streaming until a stop signal.
-RunOptions snoop(const std::string& header, std::optional<double> buffered_secs);
+// A perf-tools snoop tool's run (opensnoop, execsnoop, killsnoop, iosnoop):
+// it prints events,
+// then "\nEnding tracing..."; buffered for buffered_secs with -d, else live
+// until a stop signal. The header is perf-tools': tracing ("Tracing
+// open()s issued by PID 181"), then " for 5 seconds (buffered)...\n" or
+// ". Ctrl-C to end.\n", then the column header (columns, with its newline).
+RunOptions snoop(const std::string& tracing, const std::string& columns,
+                 std::optional<double> buffered_secs);
 
 // "WARNING: N events lost: the kernel buffer was full." (with "(try a
 // shorter -d)" in buffered mode) on err, when lost is not 0.

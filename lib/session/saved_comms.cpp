@@ -11,7 +11,12 @@ std::string SavedComms::operator()(int pid) {
     if (auto t = read_file(dir_ + "/saved_cmdlines")) comms_ = output::parse_saved_cmdlines(*t);
     it = comms_.find(pid);
   }
-  return it == comms_.end() ? std::string(output::kUnknownComm) : it->second;
+  if (it != comms_.end()) return it->second;
+  if (auto c = read_file("/proc/" + std::to_string(pid) + "/comm")) {
+    std::string name(trim(*c));
+    if (!name.empty()) return name;
+  }
+  return std::string(output::kUnknownComm);
 }
 
 }  // namespace tracekit::session

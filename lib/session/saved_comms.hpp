@@ -11,8 +11,9 @@ namespace tracekit::session {
 class SavedComms {
  public:
   explicit SavedComms(std::string tracing_dir) : dir_(std::move(tracing_dir)) {}
-  // The name of pid; output::kUnknownComm ("<...>") when the kernel has
-  // none (or the file cannot be read).
+  // The name of pid; when the kernel's table has none (it holds a few
+  // hundred tasks, and busy hosts evict them), /proc/PID/comm while the
+  // task lives; else output::kUnknownComm ("<...>").
   std::string operator()(int pid);
 
  private:

@@ -268,12 +268,12 @@ void CallPairing::entry(int tid, size_t call, std::string str, std::string comm)
 
 void CallPairing::entry(SyscallCall c) {
   const int tid = c.tid;
-  auto it = pending_.find(tid);
   // The same call's vector read by two probes (a uprobe on the wrapper,
   // then a kprobe that could not fault a page in): the longer read is kept.
-  if (it != pending_.end() && it->second.call == c.call && it->second.argv.size() > c.argv.size())
-    c.argv = std::move(it->second.argv);
-  pending_[tid] = std::move(c);
+  if (auto before = pending_.exit(tid);
+      before && before->call == c.call && before->argv.size() > c.argv.size())
+    c.argv = std::move(before->argv);
+  pending_.entry(tid, std::move(c));
 }
 
 std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) {
@@ -284,13 +284,7 @@ std::optional<SyscallCall> CallPairing::exit(int tid, uint64_t ts, int64_t ret) 
   return c;
 }
 
-std::optional<SyscallCall> CallPairing::take(int tid) {
-  auto it = pending_.find(tid);
-  if (it == pending_.end()) return std::nullopt;
-  SyscallCall c = std::move(it->second);
-  pending_.erase(it);
-  return c;
-}
+std::optional<SyscallCall> CallPairing::take(int tid) { return pending_.exit(tid); }
 
 Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
                                               const std::string& tool,

@@ -37,6 +37,7 @@
 #include "ftrace/reader.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
+#include "session/thread_pairing.hpp"
 #include "session/trace_session.hpp"
 #include "util/result.hpp"
 
@@ -142,10 +143,10 @@ class CallPairing {
   // succeeded before their exit, like an exec at sched_process_exec), or
   // nullopt.
   std::optional<SyscallCall> take(int tid);
-  size_t pending() const { return pending_.size(); }
+  size_t pending() const { return pending_.pending(); }
 
  private:
-  std::unordered_map<int, SyscallCall> pending_;
+  ThreadPairing<SyscallCall> pending_;
 };
 
 class SyscallStrings {

@@ -84,6 +84,20 @@ TEST(ToolPathsTest, OldKernelFallbacks) {
   EXPECT_EQ(v.way->path, "perf's own clock, read from the records");
 }
 
+// The features of a fake tree with everything but the function tracer
+// (eprobes work where the tree says so), less those forced off.
+Features fake_host(const tracefs::FakeTree& t, std::vector<F> off) {
+  Probe p;
+  std::string dir = t.dir();
+  p.tracing_dir = [dir] { return dir; };
+  p.tracefs_filesystem = [] { return true; };
+  p.debugfs_tracing = [] { return true; };
+  p.perf_accepts = [](F) { return true; };
+  p.eprobe_works = [](const std::string&) { return true; };
+  p.function_tracer_works = [](const std::string&) { return false; };
+  return Features(p, off);
+}
+
 // opensnoop's file names: kprobes, else eprobes, else uprobes on libc; a
 // fake tree with all three, features forced off one by one.
 TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
@@ -92,17 +106,7 @@ TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
   t.put("uprobe_events", "");
   t.put("dynamic_events", "");
   t.put("events/syscalls/sys_exit_openat/format", "name: sys_exit_openat\n");
-  auto host = [&](std::vector<F> off) {
-    Probe p;
-    std::string dir = t.dir();
-    p.tracing_dir = [dir] { return dir; };
-    p.tracefs_filesystem = [] { return true; };
-    p.debugfs_tracing = [] { return true; };
-    p.perf_accepts = [](F) { return true; };
-    p.eprobe_works = [](const std::string&) { return true; };
-    p.function_tracer_works = [](const std::string&) { return false; };
-    return Features(p, off);
-  };
+  auto host = [&](std::vector<F> off) { return fake_host(t, off); };
   const auto& u = use("opensnoop", "");
   auto all = host({});
   auto v = judge(u, all);
@@ -120,6 +124,29 @@ TEST(ToolPathsTest, OpensnoopStringsByTheBestPath) {
   v = judge(u, none);
   EXPECT_FALSE(v.way);
   EXPECT_EQ(v.missing, (std::vector<F>{F::kKprobes}));
+}
+
+// killsnoop: the syscall tracepoints, with -p in the kernel, else
+// raw_syscalls with -p checked in user space.
+TEST(ToolPathsTest, KillsnoopTargetFilterInTheKernelWithTracepoints) {
+  tracefs::FakeTree t;
+  t.put("events/syscalls/sys_exit_kill/format", "name: sys_exit_kill\n");
+  t.put("events/raw_syscalls/sys_exit/format", "name: sys_exit\n");
+  auto host = [&](std::vector<F> off) { return fake_host(t, off); };
+  auto all = host({});
+  auto v = judge(use("killsnoop", "-p PID"), all);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "a kernel filter on the sys_enter tracepoints' target");
+  v = judge(use("killsnoop", ""), all);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path.substr(0, 21), "sys_enter/sys_exit tr");
+  auto raw = host({F::kSyscallTracepoints});
+  v = judge(use("killsnoop", "-p PID"), raw);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "checked in user space (raw_syscalls' args cannot be filtered)");
+  v = judge(use("killsnoop", ""), raw);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "raw_syscalls with an id filter, the arguments from args[]");
 }
 
 TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {
