@@ -3,9 +3,9 @@
 // name: pid, tgid, sig), a sys_exit_* (ret), or, on kernels without
 // syscall tracepoints, raw_syscalls:sys_enter (id, args[6]) or sys_exit
 // (id, ret), the call then named by the record's id. A poll's records are
-// decoded into Records, put in time order (a thread moved to another CPU
-// in the middle of a call has its entry and exit in two rings), paired
-// per thread, filtered and printed.
+// decoded into Records in time order (the capture merges the CPUs: a
+// thread moved to another CPU in the middle of a call has its entry and
+// exit in two rings), paired per thread, filtered and printed.
 #include "killsnoop/killsnoop.hpp"
 
 #include <sys/stat.h>
@@ -242,10 +242,9 @@ struct Snooper::Impl {
     records.push_back(r);
   }
 
-  // Pairs this poll's records in time order and prints the calls.
+  // Pairs this poll's records (in time order: the reader merges the CPUs)
+  // and prints the calls.
   void print(std::ostream& to) {
-    std::stable_sort(records.begin(), records.end(),
-                     [](const Record& a, const Record& b) { return a.ts < b.ts; });
     for (const Record& r : records) {
       auto k = pairing.push(r);
       if (!k || !to) continue;
@@ -315,6 +314,8 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
 
   session::CaptureOptions co;
   co.stacks = false;
+  // A call's entry and exit may be read from two CPUs (the thread moved).
+  co.time_ordered = true;
   // Not our own calls (reading saved_cmdlines makes none, but a tool
   // tracing itself is a loop waiting to happen).
   co.filter = "common_pid != " + std::to_string(getpid());

@@ -115,11 +115,9 @@ struct Tracer::Impl {
     return names;
   }
 
-  // Prints the batch in time order (each CPU's events come in order; the
-  // CPUs are merged here), stamped with the time of day now.
+  // Prints the batch (in time order: the reader merges the CPUs), stamped
+  // with the time of day now.
   void print_batch(std::ostream& to) {
-    std::stable_sort(batch.begin(), batch.end(),
-                     [](const auto& a, const auto& b) { return a.ts < b.ts; });
     const std::string now = time_of_day();
     for (const auto& r : batch) {
       if (!to) break;
@@ -163,6 +161,7 @@ Result<Tracer> Tracer::start(const Options& o, std::ostream& out, std::ostream& 
   impl->trace.emplace(std::move(*trace));
   session::CaptureOptions co;
   co.stacks = o.stacks;
+  co.time_ordered = true;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
 
