@@ -208,11 +208,9 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->out = &out;
-  if (!o.name.empty()) {
-    auto m = probe::Matcher::make(o.name, /*regex=*/true);
-    if (!m) return m.error();
-    impl->name.emplace(std::move(*m));
-  }
+  auto name_re = probe::Matcher::optional_regex(o.name);
+  if (!name_re) return name_re.error();
+  impl->name = std::move(*name_re);
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   std::vector<probe::Target> sched;

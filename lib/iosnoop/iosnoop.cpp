@@ -37,11 +37,9 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->out = &out;
-  if (!o.name.empty()) {
-    auto m = probe::Matcher::make(o.name, /*regex=*/true);
-    if (!m) return m.error();
-    impl->name.emplace(std::move(*m));
-  }
+  auto name_re = probe::Matcher::optional_regex(o.name);
+  if (!name_re) return name_re.error();
+  impl->name = std::move(*name_re);
   block::TraceOptions t = o.trace;
   if (o.duration) t.buffer_kb = kBufferedKb;
   auto tracer = block::Tracer::start("iosnoop", t, warn);

@@ -65,16 +65,12 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->out = &out;
-  if (!o.name.empty()) {
-    auto m = probe::Matcher::make(o.name, /*regex=*/true);
-    if (!m) return m.error();
-    impl->name.emplace(std::move(*m));
-  }
-  if (!o.filename.empty()) {
-    auto m = probe::Matcher::make(o.filename, /*regex=*/true);
-    if (!m) return m.error();
-    impl->file.emplace(std::move(*m));
-  }
+  auto name_re = probe::Matcher::optional_regex(o.name);
+  if (!name_re) return name_re.error();
+  impl->name = std::move(*name_re);
+  auto file_re = probe::Matcher::optional_regex(o.filename);
+  if (!file_re) return file_re.error();
+  impl->file = std::move(*file_re);
   if (o.pid && !process_exists(*o.pid))
     return Error{
         ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};

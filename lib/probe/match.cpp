@@ -12,6 +12,13 @@
 
 namespace tracekit::probe {
 
+Result<std::optional<Matcher>> Matcher::optional_regex(const std::string& pattern) {
+  if (pattern.empty()) return std::optional<Matcher>();
+  auto m = make(pattern, /*regex=*/true);
+  if (!m) return m.error();
+  return std::optional<Matcher>(std::move(*m));
+}
+
 Result<Matcher> Matcher::make(const std::string& pattern, bool regex) {
   if (pattern.size() > kMaxPatternLength) {
     // The pattern itself would bury the message: its start is enough.

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "util/result.hpp"
@@ -30,6 +31,9 @@ class Matcher {
   // compile. Error: the pattern is longer than kMaxPatternLength, or the
   // regex does not compile; the message names the pattern and the reason.
   static Result<Matcher> make(const std::string& pattern, bool regex);
+  // A snoop tool's optional regex (-n name, a file name): nullopt for an
+  // empty pattern, else make(pattern, true) and its errors.
+  static Result<std::optional<Matcher>> optional_regex(const std::string& pattern);
 
   bool operator()(const std::string& name) const;
 

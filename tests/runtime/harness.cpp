@@ -92,12 +92,15 @@ Running::Running(const std::vector<std::string>& argv) {
 }
 
 Running::~Running() {
+  // A test that stopped early (a failed ASSERT) ends the tool as a user
+  // would, so that it cleans up after itself and the tests after it start
+  // from a clean tracefs; SIGKILL only if it does not end in 10 s.
+  if (!done_ && pid_ > 0) {
+    kill(pid_, SIGINT);
+    finish(10);
+  }
   for (int fd : fds_)
     if (fd >= 0) close(fd);
-  if (!done_ && pid_ > 0) {
-    kill(pid_, SIGKILL);
-    waitpid(pid_, nullptr, 0);
-  }
 }
 
 bool Running::pump(int timeout_ms) {

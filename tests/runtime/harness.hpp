@@ -43,7 +43,7 @@ RunResult run(const std::vector<std::string>& argv, double timeout_s = 60);
 class Running {
  public:
   explicit Running(const std::vector<std::string>& argv);
-  ~Running();  // SIGKILLs and reaps the process if finish() was not called
+  ~Running();  // if finish() was not called: SIGINT, then finish(10)
   Running(const Running&) = delete;
   Running& operator=(const Running&) = delete;
 

@@ -370,5 +370,36 @@ TEST_F(IosnoopRuntime, IolatencyIntervalAndCount) {
   EXPECT_NE(r.out.find("Ending tracing..."), std::string::npos);
 }
 
+// Two iolatency runs at once on the same device, one ended by SIGTERM, the
+// other by SIGHUP: each prints its last histogram with every I/O in it.
+// Then a closed stdout (| head) ends a run at its next histogram. tracefs is
+// clean after each (TracingTest).
+TEST_F(IosnoopRuntime, IolatencyTwoRunsSignalsAndHead) {
+  Workload w("blockio", {loop_.path(), std::to_string(kWrites), std::to_string(kReads),
+                         std::to_string(kWriteSize), std::to_string(kReadSize)});
+  Running a({tool_path("iolatency"), "-d", loop_.name(), "60"});
+  Running b({tool_path("iolatency"), "-d", loop_.name(), "60"});
+  ASSERT_TRUE(a.wait_for_stdout("Ctrl-C to end.\n", 60));
+  ASSERT_TRUE(b.wait_for_stdout("Ctrl-C to end.\n", 60));
+  kill(w.pid(), SIGUSR1);
+  ASSERT_TRUE(w.wait_line("done", 60));
+  a.signal(SIGTERM);
+  b.signal(SIGHUP);
+  auto ra = a.finish(10), rb = b.finish(10);
+  for (const auto* r : {&ra, &rb}) {
+    EXPECT_FALSE(r->timed_out);
+    EXPECT_EQ(r->exit_code, 0) << r->err;
+    int n = 0;
+    EXPECT_EQ(histogram_total(r->out, &n), kWrites + kReads) << r->out;
+    EXPECT_EQ(n, 1) << r->out;
+    EXPECT_NE(r->out.find("Ending tracing..."), std::string::npos) << r->out;
+  }
+  auto h = run({"/bin/sh", "-c", tool_path("iolatency") + " -d " + loop_.name() + " 1 | head -2"},
+               30);
+  EXPECT_FALSE(h.timed_out);
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(lines_of(h.out).size(), 2u) << h.out;
+}
+
 }  // namespace
 }  // namespace tracekit::testing

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -83,10 +84,8 @@ bool exited(pid_t pid) {
 // scripts/check turns set_event_pid or event-fork off (then a command's
 // children are not counted, which the tool says).
 bool forks_followed() {
-  const char* f = getenv("TRACEKIT_KERNEL_FEATURES");
-  const std::string forced = f ? f : "";
-  return forced.find("-set_event_pid") == std::string::npos &&
-         forced.find("-event_fork") == std::string::npos;
+  return !kernel::forced_off(kernel::Feature::kSetEventPid) &&
+         !kernel::forced_off(kernel::Feature::kEventFork);
 }
 
 // Whether pid is a process (not a zombie: a reaped child's PID is gone).
@@ -212,8 +211,7 @@ TEST_F(SyscountRuntime, DurationSystemWide) {
 // instances (forced off), both would trace at the top level: the second is
 // refused, naming the first, which is not disturbed.
 TEST_F(SyscountRuntime, TwoRunsAtOnce) {
-  const char* forced = getenv("TRACEKIT_KERNEL_FEATURES");
-  const bool instances = !forced || !contains(forced, "-instances");
+  const bool instances = !kernel::forced_off(kernel::Feature::kInstances);
   Workload w("syscount_n", {std::to_string(kGetppid), std::to_string(kGetuid)});
   ASSERT_TRUE(blocked_in_read(w.pid()));
   Running a({tool_path("syscount"), "-c", "-p", w.pid_str()});

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "harness.hpp"
+#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -173,13 +174,6 @@ TEST_F(TcpretransRuntime, StacksFollowEachLine) {
   EXPECT_EQ(with_stack, t.established + t.fin_wait1);
 }
 
-// Kernels without instances (forced in scripts/check's fallback pass)
-// trace at the top level, one run at a time under perf-tools' lock.
-bool top_level() {
-  const char* f = getenv("TRACEKIT_KERNEL_FEATURES");
-  return f && std::string(",").append(f).append(",").find(",-instances,") != std::string::npos;
-}
-
 // Two runs at once, one ended by SIGTERM and one by SIGHUP: each sees
 // every retransmit, and both leave tracefs as it was. At the top level the
 // second is refused, naming the first.
@@ -188,7 +182,7 @@ TEST_F(TcpretransRuntime, TwoRunsAtOnce) {
   auto w = connection("4", &t);
   Running a({tool_path("tcpretrans")});
   ASSERT_TRUE(a.wait_for_stdout("STATE", 60));
-  if (top_level()) {
+  if (kernel::forced_off(kernel::Feature::kInstances)) {
     auto rb = run({tool_path("tcpretrans")});
     EXPECT_EQ(rb.exit_code, 1);
     EXPECT_NE(rb.err.find("tcpretrans: ftrace is in use by PID " + std::to_string(a.pid())),
@@ -282,7 +276,7 @@ TEST_F(TcpretransRuntime, FeaturesNamesThePath) {
   std::string line;
   for (const auto& l : lines_of(r.out))
     if (l.rfind("tcpretrans ", 0) == 0 && l.find(" - ") != std::string::npos) line = l;
-  EXPECT_NE(line.find(top_level() ? "works: the tcp:tcp_retransmit_skb tracepoint at the top level"
+  EXPECT_NE(line.find(kernel::forced_off(kernel::Feature::kInstances) ? "works: the tcp:tcp_retransmit_skb tracepoint at the top level"
                                   : "works: the tcp:tcp_retransmit_skb tracepoint in a private "
                                     "instance"),
             std::string::npos)

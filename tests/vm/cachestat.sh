@@ -130,3 +130,29 @@ case_cachestat_head_and_sigterm() {
   cachestat_around /tmp/cs.out '%' : 0.2
   has /tmp/cs.out '^Ending tracing\.\.\.$' "the end line"
 }
+
+# Two runs at once, each in a probe group and instance of its own (the
+# default way and the function tracer), around one cold read: both count
+# every page added; the runner checks that tracefs is left as it was.
+case_cachestat_two_runs_at_once() {
+  [ -b $DEV ] || fail "no $DEV (scripts/vm adds the drive)"
+  exec 3< $DEV
+  defer "exec 3<&-"
+  sync
+  echo 3 > /proc/sys/vm/drop_caches
+  rm -f /tmp/cs2.out /tmp/cs2.out.err
+  TRACEKIT_KERNEL_FEATURES="${TRACEKIT_KERNEL_FEATURES:+$TRACEKIT_KERNEL_FEATURES,}-function_profiler,-kprobes" \
+    cachestat -D 600 > /tmp/cs2.out 2> /tmp/cs2.out.err &
+  local second=$!
+  defer "kill $second 2>/dev/null"
+  wait_for /tmp/cs2.out '^ +HITS +MISSES +DIRTIES +RATIO +BUFFERS_MB +CACHE_MB +DEBUG$'
+  read_counted /tmp/cs1.out
+  kill -INT $second
+  wait $second || fail "the second cachestat exited with $?: $(tail -n 3 /tmp/cs2.out.err)"
+  step "second: $(grep -E '^ +[0-9]+ ' /tmp/cs2.out)"
+  local f
+  for f in /tmp/cs1.out /tmp/cs2.out; do
+    expect_field $f added -eq $PAGES
+    expect_field $f misses -eq $PAGES
+  done
+}

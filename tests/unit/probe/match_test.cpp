@@ -188,3 +188,22 @@ TEST(ProbeMatchTest, CheckPatternsLooksAtFunctionAndCategory) {
 
 }  // namespace
 }  // namespace tracekit::probe
+
+namespace tracekit::probe {
+namespace {
+
+TEST(MatcherOptionalRegex, EmptyIsNoneElseARegexOrItsError) {
+  auto none = Matcher::optional_regex("");
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+  auto some = Matcher::optional_regex("^ca+t$");
+  ASSERT_TRUE(some.ok());
+  ASSERT_TRUE(some->has_value());
+  EXPECT_TRUE((**some)("caat"));
+  EXPECT_FALSE((**some)("dog"));
+  auto bad = Matcher::optional_regex("a(b");
+  EXPECT_FALSE(bad.ok());
+}
+
+}  // namespace
+}  // namespace tracekit::probe
