@@ -10,12 +10,16 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include <chrono>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "harness.hpp"
+#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -61,9 +65,9 @@ class OpensnoopRuntime : public TracingTest {
   };
   // Runs opensnoop with args ("PID" replaced by the workload's pid, "FILE"
   // by its file's path) while the workload opens; header is the text that
-  // says it traces.
+  // says it traces; a live run is ended by sig.
   Traced trace_opens(std::vector<std::string> args,
-                     const std::string& header = "Ctrl-C to end.\n") {
+                     const std::string& header = "Ctrl-C to end.\n", int sig = SIGINT) {
     Traced t;
     Workload w("opens", {std::to_string(kOpens), std::to_string(kFailed)});
     t.pid = w.pid();
@@ -80,7 +84,7 @@ class OpensnoopRuntime : public TracingTest {
     EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
     for (const auto& l : w.lines())
       if (l.rfind("fd ", 0) == 0) t.fd = std::stol(l.substr(3));
-    if (header == "Ctrl-C to end.\n") tool.signal(SIGINT);
+    if (header == "Ctrl-C to end.\n") tool.signal(sig);
     t.r = tool.finish(60);
     return t;
   }
@@ -216,6 +220,73 @@ TEST_F(OpensnoopRuntime, FeaturesNamesThePath) {
   EXPECT_NE(line.find("works: file names by uprobes on the C library's open wrappers"),
             std::string::npos)
       << r.out;
+}
+
+// SIGTERM and SIGHUP end a run as Ctrl-C does: every open printed, exit 0,
+// tracefs as it was (TearDown).
+TEST_F(OpensnoopRuntime, SigtermAndSighupEndARun) {
+  for (int sig : {SIGTERM, SIGHUP}) {
+    auto t = trace_opens({"-p", "PID"}, "Ctrl-C to end.\n", sig);
+    ASSERT_EQ(t.r.exit_code, 0) << strsignal(sig) << ": " << t.r.err;
+    expect_rows(t, kOpens, kFailed);
+  }
+}
+
+// Two runs at once, each in its own instance, on the same opens: both exact.
+// Without instances (forced off) both would trace at the top level:
+// perf-tools' lock admits the first, the second is refused naming it.
+TEST_F(OpensnoopRuntime, TwoRunsAtOnce) {
+  Workload w("opens", {std::to_string(kOpens), std::to_string(kFailed)});
+  Traced t;
+  t.pid = w.pid();
+  t.file = "/tmp/tracekit-opens." + w.pid_str();
+  t.missing = t.file + ".missing";
+  Running a({tool_path("opensnoop"), "-p", w.pid_str()});
+  ASSERT_TRUE(a.wait_for_stdout("Ctrl-C to end.\n", 60));
+  std::optional<Running> b;
+  if (kernel::forced_off(kernel::Feature::kInstances)) {
+    auto rb = run({tool_path("opensnoop"), "-x", "-p", w.pid_str()}, 60);
+    EXPECT_EQ(rb.exit_code, 1);
+    EXPECT_NE(rb.err.find("ftrace is in use by PID " + std::to_string(a.pid())),
+              std::string::npos)
+        << rb.err;
+  } else {
+    b.emplace(std::vector<std::string>{tool_path("opensnoop"), "-x", "-p", w.pid_str()});
+    ASSERT_TRUE(b->wait_for_stdout("Ctrl-C to end.\n", 60));
+  }
+  kill(w.pid(), SIGUSR1);
+  ASSERT_TRUE(w.wait_line("done", 60));
+  for (const auto& l : w.lines())
+    if (l.rfind("fd ", 0) == 0) t.fd = std::stol(l.substr(3));
+  a.signal(SIGINT);
+  t.r = a.finish(60);
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  expect_rows(t, kOpens, kFailed);
+  if (!b) return;
+  b->signal(SIGINT);
+  t.r = b->finish(60);
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  expect_rows(t, 0, kFailed);
+}
+
+// `opensnoop | head -n 3`: the run ends once the reader has gone (the
+// workload goes on opening), exit 0, and cleans up (TearDown). The reader is
+// the shell's read, which passes each line on at once.
+TEST_F(OpensnoopRuntime, ClosedStdoutEndsTheRun) {
+  Workload w("opens", {"100000", "0"});
+  const std::string cmd =
+      "'" + tool_path("opensnoop") + "' -p " + w.pid_str() +
+      " | { for i in 1 2 3; do IFS= read -r l && printf '%s\\n' \"$l\"; done; }";
+  Running sh({"/bin/sh", "-c", cmd});
+  ASSERT_TRUE(sh.wait_for_stdout("FILE\n", 60)) << "no header";
+  auto t0 = std::chrono::steady_clock::now();
+  kill(w.pid(), SIGUSR1);
+  auto r = sh.finish(30);
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(lines_of(r.out).size(), 3u) << r.out;
+  EXPECT_LT(secs, 5) << "opensnoop went on after the reader had gone";
 }
 
 }  // namespace

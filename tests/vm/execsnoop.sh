@@ -119,20 +119,6 @@ case_without_kprobes() {
   fi
 }
 
-# The PID of perf-tools' "cat -v trace_pipe" (its trace is read once it
-# runs; a Ctrl-C reaches it, not only the script), after 30 s at most.
-cat_of_trace_pipe() {
-  local d i=0
-  while :; do
-    for d in /proc/[0-9]*; do
-      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "cat -v trace_pipe " ] &&
-        { echo "${d#/proc/}"; return 0; }
-    done
-    i=$((i + 1)); [ $i -le 300 ] || fail "perf-tools' execsnoop never ran cat -v trace_pipe"
-    sleep 0.1
-  done
-}
-
 # perf-tools' execsnoop on the same workload: it puts a kprobe on
 # sys_execve, stub_execve or do_execve and reads argv from %si; since 4.17
 # the syscall's arguments are behind a pt_regs there. On 6.1 and 5.10 none
@@ -162,7 +148,8 @@ case_same_execs_as_perf_tools() {
   done
   if grep -q 'PPID ARGS' /tmp/theirs.out; then
     local cat
-    cat=$(cat_of_trace_pipe)
+    cat=$(child_running "$theirs" "cat -v trace_pipe ") ||
+      fail "perf-tools' execsnoop never read trace_pipe: $(cat /tmp/theirs.err)"
     kill -USR1 "$WL_PID"
     wait_for "$WL_OUT" '^done$'
     sleep 1

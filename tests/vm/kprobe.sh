@@ -112,7 +112,7 @@ case_kprobe_same_events_as_perf_tools() {
   start_workload reads 101 7
   rm -f /tmp/ours.out /tmp/theirs.out
   kprobe -p "$WL_PID" 'p:tk_vfs_read vfs_read count=%dx:u64' > /tmp/ours.out 2> /tmp/ours.err &
-  local ours=$! theirs cat_pid="" d i=0
+  local ours=$! theirs cat_pid i=0
   defer "kill $ours 2>/dev/null"
   wait_for /tmp/ours.out 'Ctrl-C to end'
   /usr/sbin/kprobe-perf -p "$WL_PID" 'p:vfs_read count=%dx:u64' > /tmp/theirs.out 2> /tmp/theirs.err &
@@ -121,14 +121,8 @@ case_kprobe_same_events_as_perf_tools() {
   # It traces once its "cat trace_pipe" runs (its header comes before it
   # enables the probe).
   step "waiting for kprobe-perf's cat trace_pipe"
-  while [ -z "$cat_pid" ]; do
-    for d in /proc/[0-9]*; do
-      [ "$(cut -d' ' -f4 "$d/stat" 2>/dev/null)" = "$theirs" ] || continue
-      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "cat trace_pipe " ] && cat_pid=${d#/proc/}
-    done
-    i=$((i + 1)); [ $i -le 300 ] || fail "kprobe-perf never read trace_pipe: $(cat /tmp/theirs.err)"
-    [ -n "$cat_pid" ] || sleep 0.1
-  done
+  cat_pid=$(child_running "$theirs" "cat trace_pipe ") ||
+    fail "kprobe-perf never read trace_pipe: $(cat /tmp/theirs.err)"
   kill -USR1 "$WL_PID"
   wait_for "$WL_OUT" '^done$'
   # Both have read everything: 101 events each (30 s at most).

@@ -180,16 +180,21 @@ _workload_run() {
   step "the tool exited"
 }
 
-# child_running PARENT CMDLINE: waits (30 s at most) until a child of PARENT
-# runs CMDLINE (its arguments joined by spaces, with a trailing space: "cat
-# trace_pipe "), and prints its PID: perf-tools' scripts trace once their
-# cat (or sleep) runs.
+# child_running PARENT CMDLINE: waits (30 s at most) until a child of PARENT,
+# or a child of its child (the subshell of a pipeline: "( cat trace_pipe )
+# | awk"), runs CMDLINE (its arguments joined by spaces, with a trailing
+# space: "cat trace_pipe "), and prints its PID: perf-tools' scripts trace
+# once their cat (or sleep) runs.
 child_running() {
-  local d i=0
+  local d i=0 ppid
   while :; do
     for d in /proc/[0-9]*; do
-      [ "$(cut -d' ' -f4 "$d/stat" 2>/dev/null)" = "$1" ] || continue
-      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "$2" ] && { echo "${d#/proc/}"; return 0; }
+      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "$2" ] || continue
+      ppid=$(cut -d' ' -f4 "$d/stat" 2>/dev/null)
+      [ "$ppid" = "$1" ] || [ "$(cut -d' ' -f4 "/proc/$ppid/stat" 2>/dev/null)" = "$1" ] ||
+        continue
+      echo "${d#/proc/}"
+      return 0
     done
     i=$((i + 1)); [ $i -le 300 ] || fail "PID $1 never ran '$2'"
     sleep 0.1

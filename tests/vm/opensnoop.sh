@@ -103,3 +103,55 @@ case_without_kprobes_eprobes_or_uprobes() {
   fi
   check_opens /tmp/os.out $N $M
 }
+
+# perf-tools' opensnoop (bash and gawk brought into the image) beside ours on
+# the same opens at the same time: it pairs a kretprobe on getname() with the
+# open and openat exit tracepoints, at the top level under its lock, while
+# ours traces in an instance. Both see every open, with the same PID and
+# file; perf-tools prints the descriptor as the tracepoint's hex return value
+# (0x3), ours in decimal as bcc does; failures are -1 in both.
+case_same_opens_as_perf_tools() {
+  skip_in_static_image "perf-tools' opensnoop is a bash script, and the static image has no libc for bash"
+  [ -x /usr/sbin/opensnoop-perf ] && [ -x /bin/bash ] && [ -x /usr/bin/gawk ] ||
+    fail "no /usr/sbin/opensnoop-perf, /bin/bash or /usr/bin/gawk in the image (make deps installs them)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  mkdir -p /sys/kernel/debug
+  mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null && defer "umount /sys/kernel/debug"
+  start_workload opens $N $M
+  rm -f /tmp/os.out /tmp/os.out.err /tmp/theirs.out /tmp/theirs.err
+  opensnoop -p "$WL_PID" > /tmp/os.out 2> /tmp/os.out.err &
+  local ours=$! theirs cat_pid i=0 fd file=/tmp/tracekit-opens.$WL_PID
+  defer "kill $ours 2>/dev/null"
+  wait_for /tmp/os.out 'Ctrl-C to end'
+  /bin/bash /usr/sbin/opensnoop-perf -p "$WL_PID" > /tmp/theirs.out 2> /tmp/theirs.err &
+  theirs=$!
+  defer "kill $theirs 2>/dev/null"
+  step "waiting for opensnoop-perf's cat trace_pipe"
+  cat_pid=$(child_running "$theirs" "cat trace_pipe ") ||
+    fail "opensnoop-perf never read trace_pipe: $(cat /tmp/theirs.err)"
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done$'
+  # Both have printed every open (30 s at most).
+  while [ "$(count /tmp/theirs.out "$file")" -lt $((N + M)) ] ||
+        [ "$(count /tmp/os.out "$file")" -lt $((N + M)) ]; do
+    i=$((i + 1)); [ $i -le 300 ] || break
+    sleep 0.1
+  done
+  kill -INT "$cat_pid" "$ours"
+  wait "$ours" || fail "opensnoop exited with $?: $(cat /tmp/os.out.err)"
+  wait "$theirs"
+  echo "ours:   $(grep -m1 "$file\$" /tmp/os.out)"
+  echo "theirs: $(grep -m1 "$file\$" /tmp/theirs.out)"
+  check_opens /tmp/os.out $N $M
+  fd=$(sed -n 's/^fd //p' "$WL_OUT")
+  local rows good
+  rows=$(awk -v f="$file" '$NF == f' /tmp/theirs.out | wc -l)
+  good=$(awk -v f="$file" -v p="$WL_PID" -v d="$(printf '0x%x' "$fd")" \
+    '$1 == "opens" && $2 == p && $3 == d && NF == 4' /tmp/theirs.out | wc -l)
+  [ "$rows" -eq $N ] && [ "$good" -eq $N ] ||
+    { head -n 20 /tmp/theirs.out; fail "perf-tools: $rows rows for $file ($good with fd $fd), expected $N"; }
+  good=$(awk -v f="$file.missing" -v p="$WL_PID" \
+    '$1 == "opens" && $2 == p && $3 == -1 && $4 == f && NF == 4' /tmp/theirs.out | wc -l)
+  [ "$good" -eq $M ] ||
+    { head -n 20 /tmp/theirs.out; fail "perf-tools: $good failed opens of $file.missing, expected $M"; }
+}
