@@ -131,15 +131,20 @@ case_same_opens_as_perf_tools() {
     fail "opensnoop-perf never read trace_pipe: $(cat /tmp/theirs.err)"
   kill -USR1 "$WL_PID"
   wait_for "$WL_OUT" '^done$'
-  # Both have printed every open (30 s at most).
-  while [ "$(count /tmp/theirs.out "$file")" -lt $((N + M)) ] ||
-        [ "$(count /tmp/os.out "$file")" -lt $((N + M)) ]; do
+  # Ours has printed every open, and perf-tools' cat has read the whole top
+  # level buffer (its gawk holds its lines until it ends: its output is a
+  # file); 30 s at most.
+  while [ "$(count /tmp/os.out "$file")" -lt $((N + M)) ] ||
+        grep -q '^entries: [1-9]' /sys/kernel/tracing/per_cpu/cpu*/stats; do
     i=$((i + 1)); [ $i -le 300 ] || break
     sleep 0.1
   done
-  kill -INT "$cat_pid" "$ours"
-  wait "$ours" || fail "opensnoop exited with $?: $(cat /tmp/os.out.err)"
+  # SIGTERM to its cat: started in the background by a shell, the script
+  # and its cat ignore SIGINT; the script then ends as after a Ctrl-C.
+  kill -TERM "$cat_pid"
   wait "$theirs"
+  kill -INT "$ours"
+  wait "$ours" || fail "opensnoop exited with $?: $(cat /tmp/os.out.err)"
   echo "ours:   $(grep -m1 "$file\$" /tmp/os.out)"
   echo "theirs: $(grep -m1 "$file\$" /tmp/theirs.out)"
   check_opens /tmp/os.out $N $M
