@@ -198,9 +198,12 @@ Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& i
   impl->tep = std::move(*tep);
 
   // Without usable kallsyms (not root, kptr_restrict) stacks are still
-  // read, just not stripped of tracing frames.
-  if (auto syms = symbols::KernelSymbols::load(); syms && syms->size() > 0)
-    impl->symbols = std::make_unique<symbols::KernelSymbols>(std::move(*syms));
+  // read, just not stripped of tracing frames. Only kernel stacks need them:
+  // reading and parsing kallsyms is most of a short run's start-up on a
+  // slow machine.
+  if (stacks.kernel)
+    if (auto syms = symbols::KernelSymbols::load(); syms && syms->size() > 0)
+      impl->symbols = std::make_unique<symbols::KernelSymbols>(std::move(*syms));
 
   auto dec = Decoder::create(impl->tep.get(), stacks, impl->symbols.get());
   if (!dec) return dec.error();

@@ -12,7 +12,7 @@
 #include "symbols/kallsyms.hpp"
 
 #include <algorithm>
-#include <fstream>
+#include <iterator>
 #include <string_view>
 #include <unordered_map>
 
@@ -35,6 +35,11 @@ bool is_text_end(std::string_view name) { return name == "_etext" || name == "_e
 }  // namespace
 
 KernelSymbols KernelSymbols::parse(std::istream& in) {
+  std::string text(std::istreambuf_iterator<char>(in), {});
+  return parse(std::string_view(text));
+}
+
+KernelSymbols KernelSymbols::parse(std::string_view text) {
   struct Parsed {
     uint64_t addr;
     int rank;
@@ -45,8 +50,10 @@ KernelSymbols KernelSymbols::parse(std::istream& in) {
   std::unordered_map<std::string, uint32_t> modules;
   ks.names_.push_back('\0');  // offset 0 is "", the vmlinux module name
 
-  std::string line;
-  while (std::getline(in, line)) {
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view{} : text.substr(nl + 1);
     std::string_view s = line;
     size_t sp1 = s.find(' ');
     if (sp1 == std::string_view::npos || sp1 + 3 > s.size() || s[sp1 + 2] != ' ') continue;
@@ -60,7 +67,7 @@ KernelSymbols KernelSymbols::parse(std::istream& in) {
     std::string_view name = rest.substr(0, end);
     // A NUL would cut the name short in names_ (an empty name, found by
     // fuzzing): no kernel writes one, so the line is garbage.
-    if (name.empty() || line.find('\0') != std::string::npos) continue;
+    if (name.empty() || line.find('\0') != std::string_view::npos) continue;
     std::string_view mod;
     if (end != std::string_view::npos) {
       mod = trim(rest.substr(end));
@@ -101,10 +108,9 @@ KernelSymbols KernelSymbols::parse(std::istream& in) {
 }
 
 Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return Error::from_errno("cannot open kernel symbols", path);
-  KernelSymbols ks = parse(in);
-  if (in.bad()) return Error::from_errno("cannot read kernel symbols", path);
+  auto text = read_file(path);
+  if (!text) return Error{text.error().err, "cannot read kernel symbols", path, {}};
+  KernelSymbols ks = parse(std::string_view(*text));
   if (ks.size() == 0)
     return Error{0, "no usable kernel symbol addresses in", path,
                  "run as root, or set sysctl kernel.kptr_restrict=0"};

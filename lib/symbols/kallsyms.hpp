@@ -6,6 +6,7 @@
 #include <istream>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "symbols/symbol.hpp"
@@ -21,6 +22,7 @@ class KernelSymbols {
   // "\t[module]"). Keeps text symbols (t/T/w/W) and skips zero addresses
   // (what a non-root reader or kptr_restrict shows).
   static KernelSymbols parse(std::istream& in);
+  static KernelSymbols parse(std::string_view text);
   // Reads and parses path. Error: cannot read, or no usable address in it
   // (hint: run as root / kernel.kptr_restrict).
   static Result<KernelSymbols> load(const std::string& path = "/proc/kallsyms");

@@ -1,8 +1,9 @@
 #include "util/strings.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 namespace tracekit {
 
@@ -60,12 +61,31 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view s) {
 }
 
 Result<std::string> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Error::from_errno("cannot open", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return Error::from_errno("cannot read", path);
-  return ss.str();
+  // Large reads: a seq_file (/proc/kallsyms, available_filter_functions)
+  // hands out at most what one read asks for, and on a slow machine every
+  // read of a 5 MB file counts.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return Error::from_errno("cannot open", path);
+  std::string text;
+  constexpr size_t kChunk = 128 * 1024;
+  for (;;) {
+    size_t have = text.size();
+    text.resize(have + kChunk);
+    ssize_t n = ::read(fd, text.data() + have, kChunk);
+    if (n < 0 && errno == EINTR) {
+      text.resize(have);
+      continue;
+    }
+    if (n < 0) {
+      Error e = Error::from_errno("cannot read", path);
+      ::close(fd);
+      return e;
+    }
+    text.resize(have + static_cast<size_t>(n));
+    if (n == 0) break;
+  }
+  ::close(fd);
+  return text;
 }
 
 }  // namespace tracekit

@@ -9,8 +9,9 @@
  *                  /tmp/tracekit-opens.PID.missing, which fail (ENOENT).
  *                  Defaults: N 97, M 13.
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), opens, prints
- * "fd FD" (the descriptor the opens returned) and "done", then sleeps until
- * killed. The file is removed once the opens are done (or when they fail).
+ * "fd FD" (the descriptor the opens returned), "rate R" (opens per second,
+ * all N + M of them: for bench/opensnoop_overhead.sh) and "done", then
+ * sleeps until killed. The file is removed once the opens are done (or when they fail).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   close(fd);
   if (ready_then_wait_for_go_signal() != 0) return unlink(path), 1;
   int first = -1;
+  double start = now();
   for (long i = 0; i < n; i++) {
     fd = i % 2 ? openat(AT_FDCWD, path, O_RDONLY) : open(path, O_RDONLY);
     if (fd < 0 || (first >= 0 && fd != first)) return unlink(path), 1;
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
   unlink(path);
   for (long i = 0; i < m; i++)
     if (open(missing, O_RDONLY) >= 0 || errno != ENOENT) return 1;
-  printf("fd %d\ndone\n", first);
+  printf("fd %d\nrate %.1f\ndone\n", first, (double)(n + m) / (now() - start));
   fflush(stdout);
   for (;;) pause();
 }
