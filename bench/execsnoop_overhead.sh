@@ -55,13 +55,6 @@ tracer_ready() {
   esac
 }
 
-# wait_line FILE REGEX SECS
-wait_line() {
-  local i
-  for ((i = 0; i < $3 * 10; i++)); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
-  return 1
-}
-
 one_run() { # config -> prints execs/s
   "$WORKLOAD" "$EXECS" 0 >"$TMP/w.out" 2>&1 &
   WPID=$!

@@ -49,6 +49,12 @@ bench_tmpdir() {
   trap 'log "interrupted"; exit 130' INT TERM
 }
 
+wait_line() { # file regex secs: true once file has a line matching regex
+  local i
+  for ((i = 0; i < $3 * 10; i++)); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
+  return 1
+}
+
 stop_pid() { # pid timeout: SIGINT, then SIGTERM, then SIGKILL, by PID only
   local pid=$1 t=$2 i
   kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null; return; }

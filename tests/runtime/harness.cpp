@@ -122,17 +122,25 @@ bool Running::pump(int timeout_ms) {
   return fds_[0] >= 0 || fds_[1] >= 0;
 }
 
-bool Running::wait_for_stdout(const std::string& text, double timeout_s) {
-  return wait_for(r_.out, text, timeout_s);
+bool Running::wait_for_stdout(const std::string& text, double timeout_s, int times) {
+  return wait_for(r_.out, text, timeout_s, times);
 }
 
 bool Running::wait_for_stderr(const std::string& text, double timeout_s) {
   return wait_for(r_.err, text, timeout_s);
 }
 
-bool Running::wait_for(const std::string& where, const std::string& text, double timeout_s) {
+bool Running::wait_for(const std::string& where, const std::string& text, double timeout_s,
+                       int times) {
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (where.find(text) == std::string::npos) {
+  auto seen = [&] {
+    int n = 0;
+    for (size_t at = where.find(text); at != std::string::npos && n < times;
+         at = where.find(text, at + text.size()))
+      ++n;
+    return n >= times;
+  };
+  while (!seen()) {
     auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0 || !pump(static_cast<int>(left.count()))) return false;
@@ -462,17 +470,20 @@ PerfToolsPeer::PerfToolsPeer(const std::string& tool) : script_("/usr/sbin/" + t
 }
 
 PerfToolsPeer::~PerfToolsPeer() {
-  run_.reset();  // SIGKILLs a script that was not finished
+  // A test that stopped early ends the script as Ctrl-C would, so that it
+  // cleans up after itself.
+  if (run_ && !finished_) (void)finish();
+  run_.reset();
   if (mounted_) umount("/sys/kernel/debug");
 }
 
-bool PerfToolsPeer::start(const std::vector<std::string>& args) {
+bool PerfToolsPeer::start(const std::vector<std::string>& args, const std::string& reader) {
   std::vector<std::string> argv{script_};
   argv.insert(argv.end(), args.begin(), args.end());
   run_.emplace(argv);
-  const std::string cat("cat\0trace_pipe\0", 15);
-  for (int i = 0; i < 600 && !(cat_ = child_running(run_->pid(), cat)); ++i) usleep(50000);
-  if (!cat_) why_not_ = script_ + " never started reading trace_pipe";
+  reader_ = reader;
+  for (int i = 0; i < 600 && !(cat_ = child_running(run_->pid(), reader)); ++i) usleep(50000);
+  if (!cat_) why_not_ = script_ + " never started reading the trace buffer";
   return cat_ != 0;
 }
 
@@ -487,8 +498,29 @@ RunResult PerfToolsPeer::finish() {
     return n;
   };
   for (int i = 0; i < 200 && unread() > 0; ++i) usleep(50000);
-  if (cat_) kill(cat_, SIGINT);
+  // The reader now (a script that sleeps between reads runs a new sleep
+  // each time).
+  if (cat_) {
+    cat_ = 0;
+    for (int i = 0; i < 100 && !(cat_ = child_running(run_->pid(), reader_)); ++i) usleep(20000);
+  }
+  if (cat_) {
+    // A loop in a pipeline's subshell ("while ...; do sleep; ...; done |
+    // awk") goes on when only its child is interrupted: a terminal's Ctrl-C
+    // reaches the whole process group.
+    std::string stat = slurp("/proc/" + std::to_string(cat_) + "/stat");
+    auto close = stat.rfind(") ");
+    long ppid = 0;
+    if (close != std::string::npos) {
+      std::istringstream rest(stat.substr(close + 2));
+      std::string state;
+      rest >> state >> ppid;
+    }
+    if (ppid > 1 && ppid != run_->pid()) kill(static_cast<pid_t>(ppid), SIGINT);
+    kill(cat_, SIGINT);
+  }
   run_->signal(SIGINT);
+  finished_ = true;
   return run_->finish(60);
 }
 

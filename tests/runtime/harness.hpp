@@ -47,9 +47,9 @@ class Running {
   Running(const Running&) = delete;
   Running& operator=(const Running&) = delete;
 
-  // Reads output until stdout contains text (true) or timeout_s passes or
-  // the process closes its output (false).
-  bool wait_for_stdout(const std::string& text, double timeout_s);
+  // Reads output until stdout contains text (times times: true) or
+  // timeout_s passes or the process closes its output (false).
+  bool wait_for_stdout(const std::string& text, double timeout_s, int times = 1);
   // The same for stderr.
   bool wait_for_stderr(const std::string& text, double timeout_s);
   void signal(int sig);
@@ -60,7 +60,8 @@ class Running {
 
  private:
   bool pump(int timeout_ms);  // false when both pipes are closed
-  bool wait_for(const std::string& where, const std::string& text, double timeout_s);
+  bool wait_for(const std::string& where, const std::string& text, double timeout_s,
+                int times = 1);
   pid_t pid_ = -1;
   int fds_[2] = {-1, -1};
   RunResult r_;
@@ -188,18 +189,27 @@ class PerfToolsPeer {
   const std::string& why_not() const { return why_not_; }
   // Starts the script with args and waits until it traces: it prints its
   // header before it enables the event and clears the buffer after, so
-  // ready is when its `cat trace_pipe` runs. False after 30 s.
-  bool start(const std::vector<std::string>& args);
+  // ready is when its reader runs: `cat trace_pipe`, or reader (a command
+  // line, NUL-separated: iolatency-perf's "sleep\0001\0", which reads the
+  // buffer after each sleep). False after 30 s.
+  bool start(const std::vector<std::string>& args,
+             const std::string& reader = std::string("cat\0trace_pipe\0", 15));
+  // Reads its output until it contains text n times (false after timeout_s).
+  bool wait_for_stdout(const std::string& text, int n, double timeout_s) {
+    return run_ && run_->wait_for_stdout(text, timeout_s, n);
+  }
   // Waits until it has read every event (no CPU's buffer holds an unread
-  // entry), then ends it as Ctrl-C would (SIGINT to its cat, then to it)
-  // and returns its output.
+  // entry), then ends it as Ctrl-C would (SIGINT to its reader, to the
+  // reader's subshell when that is not the script itself, then to it) and
+  // returns its output.
   RunResult finish();
 
  private:
-  std::string script_, why_not_;
+  std::string script_, why_not_, reader_;
   bool mounted_ = false;
   std::optional<Running> run_;
-  pid_t cat_ = 0;
+  pid_t cat_ = 0;  // the reader
+  bool finished_ = false;
 };
 
 // Runs our tool (argv) and a perf-tools peer (peer_args) at the same time on

@@ -185,19 +185,29 @@ _workload_run() {
 # | awk"), runs CMDLINE (its arguments joined by spaces, with a trailing
 # space: "cat trace_pipe "), and prints its PID: perf-tools' scripts trace
 # once their cat (or sleep) runs.
+# The scan reads with the shell's own read and starts a process (tr) only
+# for a process of the right name: a scan that forks per process takes
+# seconds in the emulated guest under load, and missed funcgraph-perf's
+# "sleep 3" (the case then waited past its time limit).
 child_running() {
-  local d i=0 ppid
+  local d comm ppid gppid x want=${2%% *} t0 t1
+  read -r t0 x < /proc/uptime
   while :; do
     for d in /proc/[0-9]*; do
-      [ "$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null)" = "$2" ] || continue
-      ppid=$(cut -d' ' -f4 "$d/stat" 2>/dev/null)
-      [ "$ppid" = "$1" ] || [ "$(cut -d' ' -f4 "/proc/$ppid/stat" 2>/dev/null)" = "$1" ] ||
-        continue
+      read -r comm 2>/dev/null < "$d/comm" || continue
+      [ "$comm" = "$want" ] || continue
+      read -r x x x ppid x 2>/dev/null < "$d/stat" || continue
+      if [ "$ppid" != "$1" ]; then
+        read -r x x x gppid x 2>/dev/null < "/proc/$ppid/stat" || continue
+        [ "$gppid" = "$1" ] || continue
+      fi
+      [ "$(tr '\0' ' ' 2>/dev/null < "$d/cmdline")" = "$2" ] || continue
       echo "${d#/proc/}"
       return 0
     done
-    i=$((i + 1)); [ $i -le 300 ] || fail "PID $1 never ran '$2'"
-    sleep 0.1
+    read -r t1 x < /proc/uptime
+    [ "${t1%.*}" -lt $((${t0%.*} + 30)) ] || fail "PID $1 never ran '$2' (30 s)"
+    sleep 0.05
   done
 }
 
