@@ -213,7 +213,8 @@ TEST_F(IosnoopRuntime, BufferedForADuration) {
   expect_workload_rows(rows_of(r.out, false), pid, true, true, false);
 }
 
-// Two runs at once, each with its own instance: both see everything.
+// Two runs at once, each with its own instance: both see everything; ended
+// by SIGTERM and by SIGHUP.
 TEST_F(IosnoopRuntime, TwoRunsAtOnce) {
   Workload w("blockio", {loop_.path(), std::to_string(kWrites), std::to_string(kReads),
                          std::to_string(kWriteSize), std::to_string(kReadSize)});
@@ -223,8 +224,9 @@ TEST_F(IosnoopRuntime, TwoRunsAtOnce) {
   ASSERT_TRUE(b.wait_for_stdout("Ctrl-C to end.\n", 60));
   kill(w.pid(), SIGUSR1);
   ASSERT_TRUE(w.wait_line("done", 60));
-  a.signal(SIGINT);
-  b.signal(SIGINT);
+  // SIGTERM and SIGHUP end a run as Ctrl-C does.
+  a.signal(SIGTERM);
+  b.signal(SIGHUP);
   auto ra = a.finish(60), rb = b.finish(60);
   ASSERT_EQ(ra.exit_code, 0) << ra.err;
   ASSERT_EQ(rb.exit_code, 0) << rb.err;

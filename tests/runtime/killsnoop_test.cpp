@@ -233,7 +233,8 @@ TEST_F(KillsnoopRuntime, ThroughRawSyscalls) {
   EXPECT_TRUE(contains(r->err, "tracing raw_syscalls with an id filter")) << r->err;
 }
 
-// Two runs at once, each in its own instance: both exact.
+// Two runs at once, each in its own instance: both exact; ended by SIGTERM
+// and by SIGHUP.
 TEST_F(KillsnoopRuntime, TwoRunsAtOnce) {
   Kills k;
   if (kernel::forced_off(kernel::Feature::kInstances)) {
@@ -256,8 +257,9 @@ TEST_F(KillsnoopRuntime, TwoRunsAtOnce) {
   ASSERT_TRUE(a.wait_for_stdout("Ctrl-C to end.\n", 60));
   ASSERT_TRUE(b.wait_for_stdout("Ctrl-C to end.\n", 60));
   k.send();
-  a.signal(SIGINT);
-  b.signal(SIGINT);
+  // SIGTERM and SIGHUP end a run as Ctrl-C does.
+  a.signal(SIGTERM);
+  b.signal(SIGHUP);
   auto ra = a.finish(60), rb = b.finish(60);
   ASSERT_EQ(ra.exit_code, 0) << ra.err;
   ASSERT_EQ(rb.exit_code, 0) << rb.err;
