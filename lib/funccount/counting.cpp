@@ -97,7 +97,7 @@ class EventCounter : public Counter {
     if (o.pid) {
       tids = threads_of(*o.pid);
       if (tids.empty())
-        return Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, {}};
+        return no_process_error(*o.pid);
     }
     auto counters = perf::Counters::open(counted, tids);
     if (!counters) return counters.error();

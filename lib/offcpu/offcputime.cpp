@@ -290,7 +290,7 @@ Tracer::~Tracer() = default;
 
 Result<Tracer> Tracer::start(const Options& o) {
   if (o.pid && !process_exists(*o.pid))
-    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+    return no_process_error(*o.pid);
   if (o.tid && !process_exists(*o.tid))
     return Error{0, "no thread with TID " + std::to_string(*o.tid), {},
                  "check the TID with ps -eLf"};

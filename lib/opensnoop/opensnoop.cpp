@@ -72,8 +72,7 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   if (!file_re) return file_re.error();
   impl->file = std::move(*file_re);
   if (o.pid && !process_exists(*o.pid))
-    return Error{
-        ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+    return no_process_error(*o.pid);
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   impl->tracing_dir = *dir;

@@ -19,8 +19,7 @@ bool FollowedThreads::duplicate(uint32_t tid, uint64_t id) const {
 Result<FollowedThreads> follow_threads(
     int pid, const std::function<std::vector<int>()>& list,
     const std::function<Status(int tid, std::vector<uint64_t>* ids)>& open) {
-  const Error gone{
-      ESRCH, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
+  const Error gone = no_process_error(pid);
   FollowedThreads followed;
   std::set<int> seen;
   size_t opened = 0;

@@ -38,7 +38,7 @@ std::string id_list(const std::vector<int>& ids) {
 Status check_machine(const Options& o) {
   for (int pid : o.pids)
     if (!process_exists(pid))
-      return Error{0, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
+      return no_process_error(pid);
   for (int tid : o.tids)
     if (!process_exists(tid))
       return Error{0, "no thread with TID " + std::to_string(tid), {}, "check the TID with ps -eLf"};

@@ -35,10 +35,6 @@ std::string cpu_mask(int cpu) {
   return mask;
 }
 
-Error no_process(int pid) {
-  return Error{ESRCH, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
-}
-
 // The per-CPU ring owner for per-thread events (-p): a software event that
 // never writes a record (PERF_COUNT_SW_DUMMY, Linux 3.12), so that the rings
 // belong to no thread that may exit. Its attr decides the ring's wakeup
@@ -76,7 +72,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   std::vector<int> threads;
   if (o.pid) {
     threads = threads_of(*o.pid);
-    if (threads.empty()) return no_process(*o.pid);
+    if (threads.empty()) return no_process_error(*o.pid);
   }
   if (o.tid && !process_exists(*o.tid))
     return Error{ESRCH, "no thread with TID " + std::to_string(*o.tid), {}, "check the TID with ps -L"};

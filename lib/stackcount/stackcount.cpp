@@ -104,7 +104,7 @@ Counter::~Counter() = default;
 
 Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   if (o.pid && !process_exists(*o.pid))
-    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+    return no_process_error(*o.pid);
   // Before anything is created: a CPU this machine does not have would
   // otherwise surface as perf's EINVAL or tracing_cpumask's EOVERFLOW.
   if (o.cpu)

@@ -77,7 +77,7 @@ Snooper::~Snooper() = default;
 
 Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream& warn) {
   if (o.pid && !process_exists(*o.pid))
-    return Error{0, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"};
+    return no_process_error(*o.pid);
   auto dir = tracefs::tracing_dir();
   if (!dir) return dir.error();
   auto spec = probe::parse_spec(o.spec);

@@ -188,7 +188,7 @@ int run(const Options& o) {
   cli::install_stop_handlers();
   if (o.pid && !process_exists(*o.pid))
     return fail(
-        Error{ESRCH, "no process with PID " + std::to_string(*o.pid), {}, "check the PID with ps"});
+        no_process_error(*o.pid));
   auto dir = tracefs::tracing_dir();
   if (!dir) return fail(dir.error());
   std::optional<StoppedChild> child;

@@ -12,6 +12,10 @@ namespace tracekit {
 
 bool process_exists(int id) { return id > 0 && (kill(id, 0) == 0 || errno == EPERM); }
 
+Error no_process_error(int pid) {
+  return Error{ESRCH, "no process with PID " + std::to_string(pid), {}, "check the PID with ps"};
+}
+
 std::vector<int> threads_of(int pid) {
   std::vector<int> tids;
   std::string dir = "/proc/" + std::to_string(pid) + "/task";
