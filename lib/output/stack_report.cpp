@@ -35,12 +35,6 @@ std::string printable(std::string s) {
   return s;
 }
 
-std::string folded_safe(std::string s) {
-  s = printable(std::move(s));
-  std::replace(s.begin(), s.end(), ';', ':');
-  return s;
-}
-
 bool both_present(const Record& r) {
   return r.kernel.state == StackState::kPresent && r.user.state == StackState::kPresent;
 }
@@ -67,18 +61,19 @@ void write_side(std::ostream& out, const Stack& stack, bool kernel, const Style&
   }
 }
 
-// Appends one side, root first, to a folded line.
-void fold_side(std::vector<std::string>& parts, const Stack& stack, bool kernel,
+// Appends one side, root first.
+void fold_side(std::vector<FoldedFrame>& parts, const Stack& stack, bool kernel,
                const Style& style) {
+  FrameKind kind = kernel ? FrameKind::kKernel : FrameKind::kUser;
   switch (stack.state) {
     case StackState::kAbsent:
       return;
     case StackState::kMissed:
-      parts.push_back(folded_safe(kernel ? style.missed_kernel : style.missed_user));
+      parts.push_back({printable(kernel ? style.missed_kernel : style.missed_user), kind});
       return;
     case StackState::kPresent:
       for (auto it = stack.frames.rbegin(); it != stack.frames.rend(); ++it)
-        parts.push_back(folded_safe(frame_text(*it, kernel, style)));
+        parts.push_back({frame_text(*it, kernel, style), kind, &*it});
       return;
   }
 }
@@ -158,18 +153,27 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records, con
   }
 }
 
+std::vector<FoldedFrame> folded_frames(const Record& r, const Style& style) {
+  std::vector<FoldedFrame> parts;
+  parts.reserve(1 + r.user.frames.size() + 1 + r.kernel.frames.size());
+  if (style.folded_comm) parts.push_back({printable(r.comm), FrameKind::kProcess});
+  fold_side(parts, r.user, false, style);
+  if (style.delimiter && both_present(r)) parts.push_back({"-", FrameKind::kDelimiter});
+  fold_side(parts, r.kernel, true, style);
+  return parts;
+}
+
 void render_folded(std::ostream& out, const std::vector<Record>& records, const Style& style) {
-  std::vector<std::string> parts;
+  std::string line;
   for (const Record& r : records) {
-    parts.clear();
-    if (style.folded_comm) parts.push_back(folded_safe(r.comm));
-    fold_side(parts, r.user, false, style);
-    if (style.delimiter && both_present(r)) parts.push_back("-");
-    fold_side(parts, r.kernel, true, style);
-    std::string line;
-    for (size_t i = 0; i < parts.size(); ++i) {
-      if (i) line += ';';
-      line += parts[i];
+    line.clear();
+    bool first = true;
+    for (const FoldedFrame& f : folded_frames(r, style)) {
+      if (!first) line += ';';
+      first = false;
+      size_t at = line.size();
+      line += f.text;
+      std::replace(line.begin() + static_cast<std::ptrdiff_t>(at), line.end(), ';', ':');
     }
     out << line << ' ' << r.value << '\n';
   }

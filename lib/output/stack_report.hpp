@@ -32,6 +32,7 @@ struct Frame {
   uint64_t addr = 0;
   std::string name;  // empty: unresolved, printed as "[unknown]"
   uint64_t offset = 0;
+  int32_t mapping = -1;  // index into report::Report::mappings; -1: none known
 };
 
 enum class StackState {
@@ -77,6 +78,24 @@ void sort_by_value(std::vector<Record>& records);
 // one loop) then print once, with their total, instead of once per address
 // as bcc does.
 void merge_same_text(std::vector<Record>& records, const Style& style);
+
+// One frame of a record as folded output prints it, root first, with what
+// it is, so that every format that draws stacks (folded, flame graph,
+// speedscope, JSON) shows the same frames in the same order.
+enum class FrameKind {
+  kProcess,    // comm (style.folded_comm)
+  kUser,       // a user frame, or the "[Missed User Stack]" marker
+  kDelimiter,  // "-" between user and kernel (style.delimiter)
+  kKernel,     // a kernel frame, or the "[Missed Kernel Stack]" marker
+};
+struct FoldedFrame {
+  std::string text;  // printable; ';' still in it (folded output maps it to ':')
+  FrameKind kind;
+  const Frame* frame = nullptr;  // the record's frame; null for comm, "-", markers
+};
+// Root first: comm (style.folded_comm), user root..leaf, "-" (style.delimiter,
+// both sides present), kernel root..leaf; absent sides contribute nothing.
+std::vector<FoldedFrame> folded_frames(const Record& r, const Style& style);
 
 // Writes records in the order given.
 void render_multiline(std::ostream& out, const std::vector<Record>& records, const Style& style);
