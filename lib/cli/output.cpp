@@ -138,8 +138,16 @@ StdoutGuard::~StdoutGuard() {
   g_stdout = nullptr;
 }
 
+namespace {
+bool g_output_file_failed = false;
+}  // namespace
+
+void note_output_file_failed() { g_output_file_failed = true; }
+
 int StdoutGuard::finish(int code) {
   std::cout.flush();
+  // (The failed file was named on stderr when it failed.)
+  if (g_output_file_failed && code == kExitOk) code = kExitFailure;
   int e = buf_.error();
   if (e == 0 || e == EPIPE) return code;
   std::cerr << tool_ << ": " << output_failure() << "\n";

@@ -80,6 +80,11 @@ class FdBuf : public std::streambuf {
   int error_ = 0;
 };
 
+// An output file (-o) could not be written: the tool says which on stderr
+// when it happens, and StdoutGuard::finish() then turns a successful exit
+// into 1, so that scripts notice.
+void note_output_file_failed();
+
 // What a tool's stdout became: FdBuf on fd 1 under std::cout while it lives,
 // aborting a blocked write at the second stop signal (the first ends the
 // tracing; its output is still printed in full to a slow reader). tools/

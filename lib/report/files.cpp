@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/output.hpp"
 
 namespace tracekit::report {
 
@@ -219,7 +220,12 @@ std::string render(std::ostream& out, const Report& r, Format f) {
 bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ostream& err) {
   bool ok = true;
   for (const OutputFile& file : files) {
-    std::string tmp = file.path + ".tmp." + std::to_string(getpid());
+    // Only a regular file (or a new one) is replaced by rename: a device, a
+    // FIFO or /dev/stdout is written in place (renaming over /dev/full
+    // would replace the device node).
+    struct stat st {};
+    bool in_place = stat(file.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
+    std::string tmp = in_place ? file.path : file.path + ".tmp." + std::to_string(getpid());
     std::string note;
     uint64_t size = 0;
     std::string failure;
@@ -230,20 +236,23 @@ bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ost
       } else {
         note = render(out, r, file.format);
         out.flush();
-        size = static_cast<uint64_t>(out.tellp());
+        auto pos = out.tellp();  // -1 on a pipe or a device
+        size = pos > 0 ? static_cast<uint64_t>(pos) : 0;
         if (!out) failure = std::string("write failed: ") + std::strerror(errno);
       }
     }
-    if (failure.empty() && rename(tmp.c_str(), file.path.c_str()) != 0)
+    if (failure.empty() && !in_place && rename(tmp.c_str(), file.path.c_str()) != 0)
       failure = std::strerror(errno);
     if (!failure.empty()) {
-      unlink(tmp.c_str());
+      if (!in_place) unlink(tmp.c_str());
       err << r.tool << ": cannot write " << file.path << ": " << failure << "\n";
+      cli::note_output_file_failed();
       ok = false;
       continue;
     }
-    err << r.tool << ": wrote " << file.path << " (" << format_title(file.format) << ", " << note
-        << ", " << human_size(size) << ")\n";
+    err << r.tool << ": wrote " << file.path << " (" << format_title(file.format) << ", " << note;
+    if (!in_place) err << ", " << human_size(size);
+    err << ")\n";
   }
   return ok;
 }

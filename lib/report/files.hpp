@@ -12,7 +12,8 @@
 // Every file renders from the same report::Report as stdout. A file is
 // written whole or not at all: into a temporary file beside it, renamed over
 // FILE when complete, so a reader (or an interval report that rewrites it)
-// never sees part of one.
+// never sees part of one. A FILE that exists and is no regular file (a
+// FIFO, /dev/stdout) is written in place.
 #pragma once
 
 #include <iosfwd>

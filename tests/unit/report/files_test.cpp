@@ -1,6 +1,7 @@
 #include "report/files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <sstream>
@@ -130,6 +131,21 @@ TEST(OutputFilesTest, AFileThatCannotBeWrittenIsSaidAndLeavesNothing) {
   EXPECT_FALSE(write_files(r, {{"/nonexistent-dir/p.folded", Format::kFolded}}, err));
   EXPECT_EQ(err.str().rfind("profile: cannot write /nonexistent-dir/p.folded: ", 0), 0u)
       << err.str();
+}
+
+// Devices are written in place, never renamed over: /dev/full fails as a
+// full disk would, and stays the device it was.
+TEST(OutputFilesTest, DevicesAreWrittenInPlace) {
+  Report r = testing::sample_report();
+  std::ostringstream err;
+  EXPECT_FALSE(write_files(r, {{"/dev/full", Format::kFolded}}, err));
+  EXPECT_EQ(err.str(), "profile: cannot write /dev/full: write failed: No space left on device\n");
+  struct stat st {};
+  ASSERT_EQ(stat("/dev/full", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  std::ostringstream err2;
+  EXPECT_TRUE(write_files(r, {{"/dev/null", Format::kText}}, err2));
+  EXPECT_EQ(err2.str(), "profile: wrote /dev/null (text report, 5 stacks)\n");
 }
 
 }  // namespace
