@@ -70,12 +70,19 @@ LIBTRACEKIT  := $(BUILD)/libtracekit.a
 MULTICALL    := $(BUILD)/bin/tracekit
 TOOL_LINKS   := $(TOOLS:%=$(BUILD)/bin/%)
 
-.PHONY: all deps check check-unit check-runtime check-vm bench demo install clean tests workloads
+.PHONY: all deps deps-check check check-unit check-runtime check-vm check-browser bench demo install clean tests workloads
 
 all: $(MULTICALL) $(TOOL_LINKS)
 
+# deps: what building and running the tools needs (make, make static, make
+# demo). deps-check: that and what the tests and benchmarks need (GoogleTest,
+# the peers, qemu, Chromium, Go, the browser tier's npm packages). After
+# deps, so that two apt-gets never run at once under -j.
 deps:
 	$(Q)scripts/install-deps
+
+deps-check: deps
+	$(Q)scripts/install-deps check
 
 # Every object needs the packages' headers: deps runs first (order-only, so it
 # never forces a rebuild), and so does protoc, whose headers any object may
@@ -131,6 +138,8 @@ $(BUILD)/tests/%.so: tests/shims/%.c | deps
 # The tests themselves need no optimising: -O0 (the last -O wins) builds
 # them in about half the time, and make check starts on a fresh clone.
 $(UNIT_OBJS) $(RT_OBJS): CXXFLAGS += -O0
+# ... and GoogleTest's headers.
+$(UNIT_OBJS) $(RT_OBJS): | deps-check
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(LIBTRACEKIT)
 	@mkdir -p $(@D)
@@ -150,6 +159,11 @@ check-unit: $(BUILD)/tests/unit_tests
 check-runtime: tests
 	$(Q)REPEAT=$(REPEAT) scripts/check runtime
 
+# The browser tier (tests/browser, Node's test runner): our flame graph SVG
+# in headless Chromium, our speedscope files in speedscope's own importer.
+check-browser: all $(BUILD)/tests/unit_tests | deps-check
+	$(Q)scripts/check browser
+
 # The VM tier: tests/vm inside a Debian kernel under qemu (scripts/vm).
 # VM_KERNEL picks the kernel: 6.1 (bookworm, the default of check-vm), 5.10
 # (bullseye), "6.1 5.10" or all (both, one boot each); make check boots
@@ -161,17 +175,17 @@ check-runtime: tests
 REPEAT ?= 1
 STATIC ?= 0
 VM_KERNEL ?= 6.1
-check-vm: $(if $(filter 1,$(STATIC)),static static-workloads,all workloads)
+check-vm: $(if $(filter 1,$(STATIC)),static static-workloads,all workloads) | deps-check
 	$(Q)VM_REPEAT=$(REPEAT) VM_STATIC=$(STATIC) VM_KERNEL="$(VM_KERNEL)" scripts/check vm
 
 # All tiers; the last line is the combined "check: N passed, N failed". The
 # VM tier boots three times: the 6.1 kernel on build/bin (and the host's
 # shared libraries) and on build/static/tracekit (no libc in the guest), and
 # the 5.10 kernel on build/bin.
-check: tests static static-workloads
+check: tests static static-workloads | deps-check
 	$(Q)scripts/check all
 
-$(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps
+$(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps-check
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  BENCH   $<")
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(LIBTRACEKIT) \

@@ -22,7 +22,8 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
   cli::Command cmd("offcputime",
                    "[-h] [-p PID | -t TID | -u | -k] [-U | -K] [-d] [-f] [-s] [-v]\n"
                    "[--stack-storage-size N] [--hash-storage-size N] [-m MIN_US] [-M MAX_US]\n"
-                   "[--state STATE] [duration]");
+                   "[--state STATE] [-o FILE] [--format FORMAT] [duration]");
+  report::OutputArgs output;
   cmd.option("p,pid", &pid, "PID", "trace this PID only")
       .option("t,tid", &tid, "TID", "trace this TID only")
       .flag("u,user-threads-only", &o.user_threads_only, "user threads only (no kernel threads)")
@@ -43,8 +44,9 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
               "count blocks of at most MAX_US microseconds (default: no limit)")
       .option("state", &state, "STATE",
               "only blocks that began in this state: 0 runnable (preempted), else a bit mask "
-              "(1 S, 2 D, ...)")
-      .positional("duration", &o.duration, "seconds to trace (default: until Ctrl-C)")
+              "(1 S, 2 D, ...)");
+  output.declare(cmd);
+  cmd.positional("duration", &o.duration, "seconds to trace (default: until Ctrl-C)")
       .example("offcputime", "trace off-CPU stack time until Ctrl-C")
       .example("offcputime 5", "trace for 5 seconds only")
       .example("offcputime -f 5", "5 seconds, and output in folded format")
@@ -56,8 +58,10 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
       .example("offcputime -k", "only trace kernel threads (no user)")
       .example("offcputime -U", "only show user space stacks (no kernel)")
       .example("offcputime -K", "only show kernel space stacks (no user)")
-      .example("offcputime --state 2", "only blocks in uninterruptible sleep (D)");
+      .example("offcputime --state 2", "only blocks in uninterruptible sleep (D)")
+      .example("offcputime -p 185 -o out.svg 10", "PID 185 for 10 s, and a flame graph of it");
   if (auto code = cmd.parse(argc, argv)) return code;
+  if (auto code = output.resolve(cmd, argc, argv, &o.output)) return code;
 
   int filters = cmd.given("pid") + cmd.given("tid") + o.user_threads_only + o.kernel_threads_only;
   if (filters > 1) return cmd.usage_error("-p, -t, -u and -k cannot be combined");

@@ -24,7 +24,8 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
   cli::Command cmd("profile",
                    "[-h] [-p PID[,PID..] | -L TID[,TID..]] [-U | -K] [-F HZ | -c COUNT]\n"
                    "[-d] [-a] [-I] [-f] [--stack-storage-size N] [--hash-storage-size N]\n"
-                   "[-C CPU] [duration]");
+                   "[-C CPU] [-o FILE] [--format FORMAT] [duration]");
+  report::OutputArgs output;
   cmd.option("p,pid", &pids, "PID", "profile these processes only (comma separated)")
       .option("L,tid", &tids, "TID", "profile these threads only (comma separated)")
       .flag("U,user-stacks-only", &o.user_only, "show user space stacks only")
@@ -39,7 +40,9 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
               "unique stacks kept (default 16384)")
       .option("hash-storage-size", &hash_storage, "N",
               "unique (process, stacks) keys kept (default 40960)")
-      .option("C,cpu", &cpu, "CPU", "sample this CPU only")
+      .option("C,cpu", &cpu, "CPU", "sample this CPU only");
+  output.declare(cmd);
+  cmd
       .positional("duration", &o.duration, "seconds to profile (default: until Ctrl-C)")
       .example("profile", "profile stack traces at 49 Hertz until Ctrl-C")
       .example("profile -F 99", "profile stack traces at 99 Hertz")
@@ -49,8 +52,11 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
       .example("profile -df -p 185 10", "PID 185, folded, kernel/user delimited")
       .example("profile -L 185", "only profile thread with TID 185")
       .example("profile -U", "only show user space stacks (no kernel)")
-      .example("profile -K -C 1", "only kernel stacks, on CPU 1 only");
+      .example("profile -K -C 1", "only kernel stacks, on CPU 1 only")
+      .example("profile -F 99 -o out.svg 10", "a flame graph of 10 seconds, besides the report")
+      .example("profile -o out.pb.gz -o out.folded 10", "a pprof profile and folded stacks");
   if (auto code = cmd.parse(argc, argv)) return code;
+  if (auto code = output.resolve(cmd, argc, argv, &o.output)) return code;
 
   if (cmd.given("pid") && cmd.given("tid")) return cmd.usage_error("-p and -L cannot be combined");
   if (o.user_only && o.kernel_only) return cmd.usage_error("-U and -K cannot be combined");

@@ -19,7 +19,9 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
   std::string backend = "auto";
   cli::Command cmd("stackcount",
                    "[-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T] [-r] [-s]\n"
-                   "[-P] [-K] [-U] [-v] [-d] [-f] [--backend ftrace|perf] pattern");
+                   "[-P] [-K] [-U] [-v] [-d] [-f] [--backend ftrace|perf] [-o FILE]\n"
+                   "[--format FORMAT] pattern");
+  report::OutputArgs output;
   cmd.option("p,pid", &pid, "PID", "trace this PID only (filtered in the kernel)")
       .option("c,cpu", &cpu, "CPU", "trace this CPU only")
       .option("i,interval", &interval, "INTERVAL", "summary interval, seconds")
@@ -35,8 +37,9 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
       .flag("f,folded", &o.folded, "output folded format")
       .option("backend", &backend, "NAME",
               "ftrace (kernel stacks, cheapest) or perf (kernel + user); default: ftrace with "
-              "-K, else perf")
-      .required("pattern", &o.pattern,
+              "-K, else perf");
+  output.declare(cmd);
+  cmd.required("pattern", &o.pattern,
                 "func, p::func, t:cat:event, lib:func, /path:func (globs, or regex with -r)")
       .example("stackcount submit_bio", "count kernel stack traces for submit_bio")
       .example("stackcount -d ip_output", "include a user/kernel stack delimiter")
@@ -50,8 +53,10 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
       .example("stackcount -p 185 c:malloc", "count stacks for malloc in PID 185")
       .example("stackcount t:sched:sched_fork", "count stacks for sched_fork tracepoint")
       .example("stackcount -K t:sched:sched_switch", "kernel stacks only")
-      .example("stackcount -U t:sched:sched_switch", "user stacks only");
+      .example("stackcount -U t:sched:sched_switch", "user stacks only")
+      .example("stackcount -P -o out.svg c:malloc", "a flame graph of malloc's callers");
   if (auto code = cmd.parse(argc, argv)) return code;
+  if (auto code = output.resolve(cmd, argc, argv, &o.output)) return code;
 
   if (o.kernel_only && o.user_only) return cmd.usage_error("-K and -U cannot be combined");
   if (auto c = cmd.positive_id("pid", pid, "PID", &o.pid)) return *c;

@@ -22,6 +22,7 @@
 #include <set>
 #include <sstream>
 #include <variant>
+#include <vector>
 
 #include "util/strings.hpp"
 
@@ -31,7 +32,8 @@ namespace po = boost::program_options;
 
 namespace {
 
-using OptionTarget = std::variant<bool*, int*, long*, unsigned long*, double*, std::string*>;
+using OptionTarget = std::variant<bool*, int*, long*, unsigned long*, double*, std::string*,
+                                  std::vector<std::string>*>;
 using PositionalTarget =
     std::variant<std::optional<double>*, std::optional<std::string>*, std::string*>;
 
@@ -227,6 +229,8 @@ struct Command::Impl {
             };
           } else if constexpr (std::is_same_v<T, std::string>) {
             return [p, text] { *p = text; };
+          } else if constexpr (std::is_same_v<T, std::vector<std::string>>) {
+            return [p, text] { p->push_back(text); };  // repeatable: every value kept
           } else if constexpr (std::is_same_v<T, double>) {
             auto v = parse_double(text);
             if (!v) return std::nullopt;
@@ -351,6 +355,12 @@ Command& Command::option(const std::string& names, double* target, const std::st
 }
 Command& Command::option(const std::string& names, std::string* target, const std::string& arg,
                          const std::string& help) {
+  impl_->add(names, target, arg, help);
+  return *this;
+}
+
+Command& Command::option(const std::string& names, std::vector<std::string>* target,
+                         const std::string& arg, const std::string& help) {
   impl_->add(names, target, arg, help);
   return *this;
 }

@@ -3,7 +3,8 @@
 // A Command knows its options, positional arguments and examples, parses
 // argv (short options bundle: -adf, -Ti 5, -F99; long ones take "--long V" or
 // "--long=V"; no abbreviation of long options; "--" ends the options; a
-// repeated option: the last one wins), and prints the usage text. Exactly:
+// repeated option: the last one wins, but a list option keeps them all),
+// and prints the usage text. Exactly:
 //
 //   USAGE: profile [-h] [-p PID[,PID..]] [-F HZ] [-f]
 //                  [--stack-storage-size N] [duration]
@@ -79,6 +80,9 @@ class Command {
                   const std::string& help);
   Command& option(const std::string& names, std::string* target, const std::string& arg,
                   const std::string& help);
+  // A repeatable option: each value given is appended, in order ("-o a -o b").
+  Command& option(const std::string& names, std::vector<std::string>* target,
+                  const std::string& arg, const std::string& help);
   // Optional positional arguments, in order. The value is parsed like an
   // option's; a missing one leaves *target (or keeps it nullopt).
   Command& positional(const std::string& name, std::optional<double>* target,

@@ -107,6 +107,7 @@ struct Tracer::Impl {
   uint64_t lost = 0;
   perf::CutStacks cut;
   uint64_t undecodable = 0;
+  int64_t started_ns = report::unix_now_ns();  // for the -o files' times
   // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
   // from kernel stacks as they come in.
   symbols::KernelSymbols ksyms;
@@ -420,6 +421,12 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.folded = m.o.folded;
   p.kernel_symbols = !m.o.user_stacks_only;
   p.unit = "off-CPU periods";
+  p.output = &m.o.output;
+  p.tool = "offcputime";
+  p.value_unit = report::Unit::kMicroseconds;
+  p.start_unix_ns = m.started_ns;
+  p.totals.lost_events = m.lost;
+  p.totals.truncated_stacks = m.cut.count();
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [&m](uint32_t tid) {
     auto it = m.tgids.find(tid);

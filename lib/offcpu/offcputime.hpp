@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "report/files.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
 
@@ -48,6 +49,7 @@ struct Options {
   uint64_t max_us = UINT64_MAX;      // -M
   std::optional<uint64_t> state;     // --state
   std::optional<double> duration;
+  report::OutputOptions output;      // -o, --format
 };
 
 // "Tracing off-CPU time (us) of all threads by user + kernel stack... Hit

@@ -115,6 +115,7 @@ struct Profiler::Impl {
   aggregate::StackCounts counts;
   uint64_t samples = 0;
   perf::CutStacks cut;
+  int64_t started_ns = report::unix_now_ns();  // for the -o files' times
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
        std::function<bool()> stop)
@@ -227,6 +228,14 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.style.annotate_kernel = m.o.annotate;
   p.folded = m.o.folded;
   p.kernel_symbols = !m.o.user_only;
+  p.output = &m.o.output;
+  p.tool = "profile";
+  p.value_unit = report::Unit::kSamples;
+  // cpu-clock counts nanoseconds: -c's count is the period itself.
+  p.period_ns = m.o.count ? *m.o.count : 1000000000ull / static_cast<uint64_t>(m.o.frequency);
+  p.start_unix_ns = m.started_ns;
+  p.totals.lost_events = m.events.lost();
+  p.totals.truncated_stacks = m.cut.count();
   report::print_stack_report(out, err, m.counts, &m.user_syms, p);
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);

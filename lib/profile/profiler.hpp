@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "report/files.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
 
@@ -37,6 +38,7 @@ struct Options {
   size_t hash_storage = 40960;   // --hash-storage-size
   std::optional<int> cpu;        // -C
   std::optional<double> duration;
+  report::OutputOptions output;  // -o, --format
 };
 
 // "Sampling at 49 Hertz of all threads by user + kernel stack... Hit Ctrl-C

@@ -70,8 +70,8 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
   return records;
 }
 
-void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
-                        symbols::UserSymbols* user_syms, const PrintOptions& opts) {
+Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* user_syms,
+                    const PrintOptions& opts, std::ostream& err) {
   symbols::KernelSymbols ksyms;
   if (opts.kernel_symbols) {
     auto k = symbols::KernelSymbols::load();
@@ -82,7 +82,26 @@ void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::S
   }
   StackResolver resolver(&ksyms, user_syms);
   Missing missing;
-  auto records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);
+  Report r;
+  r.records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);
+  r.tool = opts.tool;
+  r.command = opts.output ? opts.output->command : opts.tool;
+  r.host = host_name();
+  r.unit = opts.value_unit;
+  r.period_ns = opts.period_ns;
+  r.start_unix_ns = opts.start_unix_ns;
+  if (opts.start_unix_ns > 0) r.duration_ns = unix_now_ns() - opts.start_unix_ns;
+  r.style = opts.style;
+  r.totals = opts.totals;
+  r.totals.missed_stacks = missing.stacks;
+  r.totals.dropped = counts.counts.dropped();
+  return r;
+}
+
+void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
+                        symbols::UserSymbols* user_syms, const PrintOptions& opts) {
+  Report r = build_report(counts, user_syms, opts, err);
+  std::vector<output::Record> records = r.records;
   output::merge_same_text(records, opts.style);
   output::sort_by_value(records);
   if (opts.folded)
@@ -91,12 +110,13 @@ void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::S
     output::render_multiline(out, records, opts.style);
   out.flush();
 
-  if (missing.stacks > 0)
-    err << "WARNING: " << missing.stacks
+  if (r.totals.missed_stacks > 0)
+    err << "WARNING: " << r.totals.missed_stacks
         << " stack traces could not be displayed. Consider increasing --stack-storage-size.\n";
-  if (counts.counts.dropped() > 0)
-    err << "WARNING: " << counts.counts.dropped() << " " << opts.unit
+  if (r.totals.dropped > 0)
+    err << "WARNING: " << r.totals.dropped << " " << opts.unit
         << " dropped: the key table is full. Consider increasing --hash-storage-size.\n";
+  if (opts.output && !opts.output->files.empty()) write_files(r, opts.output->files, err);
 }
 
 }  // namespace tracekit::report

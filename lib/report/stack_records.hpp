@@ -11,6 +11,8 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "output/stack_report.hpp"
+#include "report/files.hpp"
+#include "report/report.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
 
@@ -55,12 +57,27 @@ struct PrintOptions {
   bool pid_in_record = true;  // records show the key's pid (false: keys still
                               // carry one, for user symbols, but it is not shown)
   const char* unit = "samples";  // what a key's value counts, for warnings
+
+  // For the -o files (and the report model): what the run was.
+  const OutputOptions* output = nullptr;  // -o files; null: none
+  std::string tool;                       // "profile"
+  Unit value_unit = Unit::kSamples;
+  uint64_t period_ns = 0;      // profile: CPU time per sample
+  int64_t start_unix_ns = 0;   // when this report's tracing began
+  Totals totals;               // the tool's lost events and cut stacks (the rest is added)
 };
 
-// The end of a stack tool's run: resolves every key's stacks, merges records
-// that print the same, sorts them by value and prints them to out; warnings
-// (symbols unavailable, stacks or keys that did not fit their tables) go to
-// err.
+// The report model of counts: every key's stacks resolved (see
+// build_records), with what the run was (opts) and what it lost. A warning
+// on err if kernel symbols cannot be read.
+Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* user_syms,
+                    const PrintOptions& opts, std::ostream& err);
+
+// The end of a stack tool's run (or interval): resolves every key's stacks,
+// merges records that print the same, sorts them by value and prints them to
+// out, and writes the -o files (opts.output) from the same report; warnings
+// (symbols unavailable, stacks or keys that did not fit their tables) and the
+// files' "wrote" lines go to err.
 void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
                         symbols::UserSymbols* user_syms, const PrintOptions& opts);
 

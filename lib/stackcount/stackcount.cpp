@@ -44,6 +44,7 @@ struct Counter::Impl {
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
+  int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
   // stacks as they come in (the ftrace reader strips its own).
   symbols::KernelSymbols ksyms;
@@ -217,16 +218,23 @@ report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool u
   p.folded = o.folded;
   p.kernel_symbols = kernel_stacks;
   p.unit = "events";
+  p.output = &o.output;
+  p.tool = "stackcount";
+  p.value_unit = report::Unit::kEvents;
   return p;
 }
 
 void Counter::report(std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
   report::PrintOptions p = report_options(m.o, m.kernel_stacks, m.user_stacks);
+  uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
+  p.start_unix_ns = m.started_ns;
+  p.totals.lost_events = lost - m.lost_reported;
+  p.totals.truncated_stacks = m.cut.count();
   report::print_stack_report(out, err, m.counts, m.user_syms.get(), p);
   m.counts = aggregate::StackCounts(kStacks, kKeys);
+  m.started_ns = report::unix_now_ns();  // the next interval's
 
-  uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
   if (lost > m.lost_reported) {
     err << "WARNING: " << (lost - m.lost_reported)
         << " events lost: the ring buffer was full; the counts are short by that much.\n";

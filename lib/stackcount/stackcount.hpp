@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "report/files.hpp"
 #include "aggregate/stack_counts.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
@@ -42,6 +43,7 @@ struct Options {
   bool folded = false;               // -f
   session::Backend backend = session::Backend::kAuto;
   std::string pattern;
+  report::OutputOptions output;      // -o, --format
 };
 
 class Counter : public session::Engine {

@@ -420,6 +420,25 @@ std::string slurp(const std::string& path) {
   return t ? *t : std::string();
 }
 
+TempDir::TempDir() {
+  char tmpl[] = "/tmp/tracekit-test-XXXXXX";
+  const char* p = mkdtemp(tmpl);
+  EXPECT_NE(p, nullptr) << "mkdtemp: " << std::strerror(errno);
+  path_ = p ? p : "/tmp";
+}
+
+TempDir::~TempDir() {
+  if (path_ != "/tmp") std::filesystem::remove_all(path_);
+}
+
+std::vector<std::string> TempDir::names() const {
+  std::vector<std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(path_))
+    out.push_back(e.path().filename().string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 namespace {
 
 // The pid of a descendant of parent (a child, or a child of a subshell of

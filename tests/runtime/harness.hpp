@@ -161,6 +161,22 @@ std::vector<std::string> tracefs_objects(const std::string& tracing_dir, const s
 // A file's content; "" when it cannot be read.
 std::string slurp(const std::string& path);
 
+// A directory of its own under /tmp for a test's files, removed with them.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string operator/(const std::string& name) const { return path_ + "/" + name; }
+  // The names in it, sorted.
+  std::vector<std::string> names() const;
+
+ private:
+  std::string path_;
+};
+
 // text split at newlines (no empty last line for a final newline).
 std::vector<std::string> lines_of(const std::string& text);
 

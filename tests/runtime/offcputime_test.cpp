@@ -358,5 +358,16 @@ TEST_F(OffcputimeRuntime, BadInputIsRejectedClearly) {
   }
 }
 
+// -o: the folded file is the folded output of the same run.
+TEST_F(OffcputimeRuntime, OutputFileHoldsTheSameReport) {
+  Workload w("offcpu");
+  TempDir dir;
+  auto r = trace_workload(w, {"-f", "-p", w.pid_str(), "-o", dir / "o.folded"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_FALSE(parse_folded(r.out).empty()) << r.out;
+  EXPECT_EQ(slurp(dir / "o.folded"), r.out);
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"o.folded"}));
+}
+
 }  // namespace
 }  // namespace tracekit::testing

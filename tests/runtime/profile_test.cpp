@@ -419,5 +419,45 @@ TEST_F(ProfileRuntime, FullTablesAreReported) {
   EXPECT_EQ(parse_multiline(keys.out).size(), 1u) << keys.out;
 }
 
+// -o writes the same report as stdout: a folded file is byte for byte the
+// folded output of the same run, the text file has the same stacks and
+// counts, and nothing else is left beside them.
+TEST_F(ProfileRuntime, OutputFilesHoldTheSameReportAsStdout) {
+  Workload w("cpuratio");
+  TempDir dir;
+  auto r = profile({"-F", "199", "-f", "-p", w.pid_str(), "-o", dir / "p.folded", "-o",
+                    dir / "p.txt", "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_FALSE(parse_folded(r.out).empty()) << r.out;
+  EXPECT_EQ(slurp(dir / "p.folded"), r.out);
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"p.folded", "p.txt"}));
+  std::map<std::string, unsigned long> from_text;
+  for (auto& rec : parse_multiline(slurp(dir / "p.txt"))) {
+    std::string stack = rec.comm;
+    for (auto it = rec.frames.rbegin(); it != rec.frames.rend(); ++it) stack += ";" + *it;
+    from_text[stack] += rec.value;
+  }
+  EXPECT_EQ(from_text, parse_folded(r.out)) << slurp(dir / "p.txt");
+  EXPECT_NE(r.err.find("profile: wrote " + dir / "p.folded" + " (folded stacks, "),
+            std::string::npos)
+      << r.err;
+}
+
+TEST_F(ProfileRuntime, OutputFileProblemsAreSaidBeforeProfiling) {
+  TempDir dir;
+  auto r = profile({"-o", dir / "nodir/p.svg", "1"});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err, "profile: cannot write '" + dir / "nodir/p.svg" + "': " + dir / "nodir" +
+                       ": No such file or directory\n");
+  EXPECT_EQ(r.out, "");
+  r = profile({"-o", dir / "p.png", "1"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err.substr(0, r.err.find('\n')),
+            "profile: cannot tell the format of '" + dir / "p.png" +
+                "' from its name (.svg .pb.gz .pprof .speedscope.json .json .folded .txt): add "
+                "--format");
+  EXPECT_TRUE(dir.names().empty());
+}
+
 }  // namespace
 }  // namespace tracekit::testing

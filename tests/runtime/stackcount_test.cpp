@@ -368,5 +368,20 @@ TEST_F(StackcountRuntime, IntervalSummariesWithTimestamps) {
   EXPECT_NE(r.out.find("Detaching..."), std::string::npos);
 }
 
+// -o: the folded file is the folded output of the same run, exact counts.
+TEST_F(StackcountRuntime, OutputFileHoldsTheSameCounts) {
+  Workload w("stackwork");
+  TempDir dir;
+  auto r = trace("stackcount",
+                 {"-f", "-p", w.pid_str(), "-o", dir / "s.folded", "t:syscalls:sys_enter_getppid"},
+                 w, "");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long n = 0;
+  for (auto& [stack, count] : parse_folded(r.out)) n += count;
+  EXPECT_EQ(n, kSyscalls) << r.out;
+  EXPECT_EQ(slurp(dir / "s.folded"), r.out);
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"s.folded"}));
+}
+
 }  // namespace
 }  // namespace tracekit::testing

@@ -402,5 +402,27 @@ TEST(CliCommandTest, PositionalStringIsOptional) {
   EXPECT_TRUE(cmd.given("filter"));
 }
 
+// A list option keeps every value, in order; "the last one wins" is for
+// the others.
+TEST(CliCommandTest, ListOptionKeepsEveryValue) {
+  std::vector<std::string> files;
+  std::string format;
+  Command cmd("profile", "[-h] [-o FILE] [--format F]");
+  cmd.option("o,output", &files, "FILE", "write here").option("format", &format, "F", "as");
+  auto r = run(cmd, {"-o", "a.svg", "--output=b.pb.gz", "-oc.json", "--format", "x",
+                     "--format", "svg"});
+  ASSERT_FALSE(r.rc) << r.err;
+  EXPECT_EQ(files, (std::vector<std::string>{"a.svg", "b.pb.gz", "c.json"}));
+  EXPECT_EQ(format, "svg");
+  EXPECT_TRUE(cmd.given("output"));
+
+  // A failed parse writes nothing, lists included.
+  std::vector<std::string> more;
+  Command bad("profile", "[-h] [-o FILE]");
+  bad.option("o,output", &more, "FILE", "write here");
+  EXPECT_EQ(run(bad, {"-o", "a.svg", "-x"}).rc, 2);
+  EXPECT_TRUE(more.empty());
+}
+
 }  // namespace
 }  // namespace tracekit::cli
