@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "output/pprof.hpp"
 
 namespace tracekit::report {
 
@@ -206,8 +207,11 @@ std::string render(std::ostream& out, const Report& r, Format f) {
       output::render_folded(out, records, style);
       return stacks_note(records.size());
     }
-    case Format::kSvg:
     case Format::kPprof:
+      // Not merged: pprof keeps each address as a location of its own.
+      output::write_pprof(out, r);
+      return stacks_note(r.records.size());
+    case Format::kSvg:
     case Format::kSpeedscope:
     case Format::kJson:
       break;
