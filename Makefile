@@ -9,6 +9,8 @@
 #   tests/runtime/*_test.cpp  -> build/tests/runtime_tests  (GoogleTest, root)
 #   tests/workloads/*.c       -> build/workloads/<name>
 #   tests/vm/<file>.sh        -> cases run in a qemu guest (make check-vm)
+#   lib/**/*.proto            -> build/gen/**/*.pb.{cc,h} (protoc, lite runtime),
+#                                compiled into build/libtracekit.a
 #   bench/*.cpp               -> build/bench/<name>         (Google Benchmark)
 #   make static               -> build/static/tracekit      (statically linked,
 #                                with its tool symlinks; see the static section)
@@ -31,15 +33,24 @@ Q := @
 endif
 
 WARN      := -Wall -Wextra -Werror
-CPPFLAGS  += -Ilib -MMD -MP $(shell pkg-config --cflags libtraceevent 2>/dev/null)
+CPPFLAGS  += -Ilib -I$(BUILD)/gen -MMD -MP $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 CXXFLAGS  ?= -O2 -g
 CXXFLAGS  += -std=c++20 $(WARN) -fno-omit-frame-pointer
-LDLIBS    := -lboost_program_options -ltraceevent -lre2 -ldw -lelf -lseccomp -lpthread
+LDLIBS    := -lboost_program_options -ltraceevent -lre2 -lprotobuf-lite -lz -ldw -lelf -lseccomp \
+             -lpthread
 TEST_LIBS := -lgtest -lgmock -lpthread
 
 # lib/static/: link-time support of the static binary only (see static).
 LIB_SRCS     := $(shell find lib -name '*.cpp' -not -path 'lib/static/*' 2>/dev/null | sort)
-LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o)
+# Protocol buffers: lib/<dir>/x.proto -> build/gen/<dir>/x.pb.{cc,h}, included
+# as "<dir>/x.pb.h".
+PROTO_SRCS   := $(shell find lib -name '*.proto' 2>/dev/null | sort)
+PROTO_CCS    := $(PROTO_SRCS:lib/%.proto=$(BUILD)/gen/%.pb.cc)
+PROTO_HDRS   := $(PROTO_CCS:.cc=.h)
+PROTO_OBJS   := $(PROTO_CCS:$(BUILD)/gen/%.cc=$(BUILD)/obj/gen/%.o)
+LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS)
+# Kept between builds (make would delete them as intermediates).
+.SECONDARY: $(PROTO_CCS) $(PROTO_HDRS)
 # tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
 # the multi-call binary only ("tracekit features").
 CMD_SRCS     := tools/features.cpp
@@ -74,8 +85,20 @@ deps-check: deps
 	$(Q)scripts/install-deps check
 
 # Every object needs the packages' headers: deps runs first (order-only, so it
-# never forces a rebuild).
-$(BUILD)/obj/%.o: %.cpp | deps
+# never forces a rebuild), and so does protoc, whose headers any object may
+# include (the .d files then know which do).
+$(BUILD)/obj/%.o: %.cpp | deps $(PROTO_HDRS)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $<")
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
+
+# One rule makes both files (a pattern rule with two targets).
+$(BUILD)/gen/%.pb.cc $(BUILD)/gen/%.pb.h: lib/%.proto | deps
+	@mkdir -p $(BUILD)/gen
+	@$(if $(Q),echo "  PROTOC  $<")
+	$(Q)protoc -Ilib --cpp_out=$(BUILD)/gen $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cc | deps
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CXX     $<")
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -c $< -o $@
@@ -253,14 +276,20 @@ FUZZ_LIB      := $(FUZZ_BUILD)/libtracekit.a
 deps-fuzz:
 	$(Q)scripts/install-deps fuzz
 
-$(FUZZ_BUILD)/obj/%.o: %.cpp | deps deps-fuzz
+$(FUZZ_BUILD)/obj/%.o: %.cpp | deps deps-fuzz $(PROTO_HDRS)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZCXX $<")
 	$(Q)$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o)
+$(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o) \
+             $(PROTO_CCS:$(BUILD)/gen/%.cc=$(FUZZ_BUILD)/obj/gen/%.o)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cc | deps deps-fuzz
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZCXX $<")
+	$(Q)$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_BUILD)/%_fuzz: $(FUZZ_BUILD)/obj/tests/fuzz/%_fuzz.o $(FUZZ_LIB)
 	@$(if $(Q),echo "  LINK    $@")

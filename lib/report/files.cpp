@@ -16,6 +16,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "output/pprof.hpp"
 
 namespace tracekit::report {
 
@@ -207,8 +208,11 @@ std::string render(std::ostream& out, const Report& r, Format f) {
       output::render_folded(out, records, style);
       return stacks_note(records.size());
     }
-    case Format::kSvg:
     case Format::kPprof:
+      // Not merged: pprof keeps each address as a location of its own.
+      output::write_pprof(out, r);
+      return stacks_note(r.records.size());
+    case Format::kSvg:
     case Format::kSpeedscope:
     case Format::kJson:
       break;

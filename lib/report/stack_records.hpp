@@ -12,6 +12,7 @@
 #include "aggregate/stack_counts.hpp"
 #include "output/stack_report.hpp"
 #include "report/files.hpp"
+#include "report/mappings.hpp"
 #include "report/report.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
@@ -23,15 +24,18 @@ namespace tracekit::report {
 class StackResolver {
  public:
   StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user)
-      : kernel_(kernel), user_(user) {}
+      : kernel_(kernel), user_(user), mappings_(kernel, user) {}
 
   // frames leaf first; all but the first are return addresses.
   std::vector<output::Frame> kernel(std::span<const uint64_t> frames);
   std::vector<output::Frame> user(uint32_t pid, std::span<const uint64_t> frames);
+  // The mappings that the frames' mapping fields index (Report::mappings).
+  std::vector<Mapping> take_mappings() { return mappings_.take(); }
 
  private:
   const symbols::KernelSymbols* kernel_;
   symbols::UserSymbols* user_;
+  MappingTable mappings_;
 };
 
 // What the report could not show, for the tool's warnings.

@@ -137,3 +137,24 @@ std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address
 }
 
 }  // namespace tracekit::symbols
+
+namespace tracekit::symbols {
+
+std::optional<KernelSymbols::Range> KernelSymbols::text_range(std::string_view module) const {
+  std::optional<size_t> first, last;
+  for (size_t i = 0; i < syms_.size(); ++i) {
+    if (std::string_view(names_.data() + syms_[i].module) != module) continue;
+    if (!first) first = i;
+    last = i;
+  }
+  if (!first) return std::nullopt;
+  Range r{syms_[*first].addr, *last + 1 < syms_.size() ? syms_[*last + 1].addr : UINT64_MAX};
+  // vmlinux' last symbol ends at the text end marker above it, as in lookup().
+  if (module.empty()) {
+    auto end = std::upper_bound(text_ends_.begin(), text_ends_.end(), syms_[*last].addr);
+    if (end != text_ends_.end()) r.end = *end;
+  }
+  return r;
+}
+
+}  // namespace tracekit::symbols

@@ -37,6 +37,17 @@ class KernelSymbols {
 
   size_t size() const { return syms_.size(); }
 
+  // Where a module's text lies ("" for vmlinux), as far as kallsyms tells:
+  // [its lowest symbol, end). vmlinux ends at its last text end marker
+  // ("_etext", "_einittext"); a module, which has none, where the next
+  // symbol of another module starts (every address lookup() gives to the
+  // module lies within), or at UINT64_MAX when nothing follows. nullopt
+  // when no symbol of module is known. Costs a pass over the table.
+  struct Range {
+    uint64_t start = 0, end = 0;
+  };
+  std::optional<Range> text_range(std::string_view module = "") const;
+
  private:
   struct Sym {
     uint64_t addr;

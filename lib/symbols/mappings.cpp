@@ -7,6 +7,8 @@
 
 #include <algorithm>
 
+#include "symbols/build_id.hpp"
+
 namespace tracekit::symbols {
 
 void MappingSet::add(Mapping m) {
@@ -40,12 +42,29 @@ void MappingSet::add(Mapping m) {
   maps_ = std::move(out);
 }
 
-std::optional<Resolved> MappingSet::lookup(uint64_t addr, MappedFiles& files) const {
+const Mapping* MappingSet::holding(uint64_t addr) const {
   auto m = std::upper_bound(maps_.begin(), maps_.end(), addr,
                             [](uint64_t v, const Mapping& x) { return v < x.start; });
-  if (m == maps_.begin()) return std::nullopt;
+  if (m == maps_.begin()) return nullptr;
   --m;
-  if (addr >= m->end || !m->file) return std::nullopt;
+  return addr < m->end && m->file ? &*m : nullptr;
+}
+
+std::optional<FileMapping> MappingSet::mapping(uint64_t addr, MappedFiles& files) const {
+  const Mapping* m = holding(addr);
+  if (m == nullptr) return std::nullopt;
+  FileMapping out{m->start, m->end, m->pgoff, m->file->name, {}};
+  if (m->build_id_size != 0) {
+    out.build_id = hex_string(std::span(m->build_id.data(), m->build_id_size));
+  } else if (const LoadedFile* f = files.loaded(*m->file)) {
+    out.build_id = hex_string(f->build_id);
+  }
+  return out;
+}
+
+std::optional<Resolved> MappingSet::lookup(uint64_t addr, MappedFiles& files) const {
+  const Mapping* m = holding(addr);
+  if (m == nullptr) return std::nullopt;
   const LoadedFile* f = files.loaded(*m->file);
   if (f == nullptr || !f->table) return std::nullopt;
   if (m->build_id_size != 0 &&

@@ -38,6 +38,10 @@ class MappingSet {
   // there is known. Names live as long as this set.
   std::optional<Resolved> lookup(uint64_t addr, MappedFiles& files) const;
 
+  // The mapping that holds addr, if its file is known (see
+  // UserSymbols::mapping); its build-id is the record's, else the file's.
+  std::optional<FileMapping> mapping(uint64_t addr, MappedFiles& files) const;
+
   // Appends the files of the mappings and of those replaced since, whose
   // names may still be held.
   void files(std::vector<FileKey>& out) const;
@@ -45,6 +49,9 @@ class MappingSet {
   const std::vector<Mapping>& mappings() const { return maps_; }
 
  private:
+  // The mapping holding addr, if it has a file.
+  const Mapping* holding(uint64_t addr) const;
+
   std::vector<Mapping> maps_;  // sorted by start, not overlapping
   // Files of mappings replaced since: names from their tables may be held.
   std::vector<std::shared_ptr<MappedFile>> retired_;

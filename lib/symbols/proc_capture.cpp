@@ -18,7 +18,12 @@
 //    below /proc/PID/root, which vanishes with the process.
 #include "symbols/proc_capture.hpp"
 
+#include <unistd.h>
+
+#include <span>
 #include <string>
+
+#include "symbols/build_id.hpp"
 
 namespace tracekit::symbols {
 
@@ -52,21 +57,57 @@ bool ProcCapture::capture(pid_t pid, const struct stat* own_mnt_ns) {
   return ctx.modules > 0;
 }
 
+ProcCapture::Module& ProcCapture::module(Dwfl_Module* mod, FunctionTables& tables) {
+  Module& m = modules_[mod];
+  if (m.loaded) return m;
+  m.loaded = true;
+  GElf_Addr bias = 0;
+  Elf* elf = dwfl_module_getelf(mod, &bias);
+  if (elf == nullptr) return m;
+  m.read = true;
+  m.bias = bias;
+  auto file = files_.opened.find(mod);  // absent for the vDSO: built per process
+  m.table = tables.of(mod, bias,
+                      file != files_.opened.end() ? std::optional(file->second) : std::nullopt);
+  m.segments = Segments::of(elf);
+  const unsigned char* bits = nullptr;
+  GElf_Addr note_vaddr;
+  int len = dwfl_module_build_id(mod, &bits, &note_vaddr);
+  if (len > 0) m.build_id = hex_string(std::span(bits, static_cast<size_t>(len)));
+  return m;
+}
+
+std::optional<FileMapping> ProcCapture::mapping(uint64_t addr, FunctionTables& tables) {
+  if (!dwfl_) return std::nullopt;
+  Dwfl_Module* mod = module_at(dwfl_.get(), addr);
+  if (mod == nullptr) return std::nullopt;
+  const Module& m = module(mod, tables);
+  FileMapping out;
+  out.path = module_name(mod);
+  out.build_id = m.build_id;
+  auto seg = m.read ? m.segments.holding(addr - m.bias) : std::nullopt;
+  if (seg) {
+    // ld.so maps each segment from the page holding its first byte, and
+    // vaddr and offset agree modulo the page size.
+    uint64_t page = static_cast<uint64_t>(getpagesize());
+    uint64_t lead = seg->offset % page;
+    out.start = m.bias + seg->vaddr - lead;
+    out.end = (m.bias + seg->vaddr + seg->filesz + page - 1) / page * page;
+    out.offset = seg->offset - lead;
+  } else {
+    Dwarf_Addr low = 0, high = 0;
+    dwfl_module_info(mod, nullptr, &low, &high, nullptr, nullptr, nullptr, nullptr);
+    out.start = low;
+    out.end = high;
+  }
+  return out;
+}
+
 std::optional<Resolved> ProcCapture::lookup(uint64_t addr, FunctionTables& tables) {
   if (!dwfl_) return std::nullopt;
   Dwfl_Module* mod = module_at(dwfl_.get(), addr);
   if (mod == nullptr) return std::nullopt;
-  Module& m = modules_[mod];
-  if (!m.loaded) {
-    m.loaded = true;
-    GElf_Addr bias = 0;
-    if (dwfl_module_getelf(mod, &bias) != nullptr) {
-      m.bias = bias;
-      auto file = files_.opened.find(mod);  // absent for the vDSO: built per process
-      m.table = tables.of(mod, bias,
-                          file != files_.opened.end() ? std::optional(file->second) : std::nullopt);
-    }
-  }
+  const Module& m = module(mod, tables);
   if (!m.table) return std::nullopt;
   auto f = m.table->find(addr - m.bias);
   if (!f) return std::nullopt;

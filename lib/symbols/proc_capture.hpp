@@ -12,12 +12,14 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "symbols/dwfl_session.hpp"
 #include "symbols/file_key.hpp"
 #include "symbols/function_table.hpp"
+#include "symbols/segments.hpp"
 #include "symbols/symbol.hpp"
 
 namespace tracekit::symbols {
@@ -40,15 +42,25 @@ class ProcCapture {
   // from (and go to) tables. Names live as long as this capture.
   std::optional<Resolved> lookup(uint64_t addr, FunctionTables& tables);
 
+  // The mapping that holds addr (see UserSymbols::mapping): the PT_LOAD
+  // segment of its module's file holding it, page-aligned; the whole module
+  // from offset 0 when the file cannot be read. Reads the file if needed.
+  std::optional<FileMapping> mapping(uint64_t addr, FunctionTables& tables);
+
   // Appends the files opened so far, whose tables may be shared.
   void files(std::vector<FileKey>& out) const;
 
  private:
   struct Module {
     bool loaded = false;
+    bool read = false;  // its ELF file could be read
     uint64_t bias = 0;
     std::shared_ptr<FunctionTable> table;  // null when the ELF file cannot be read
+    Segments segments;
+    std::string build_id;  // hex
   };
+  // mod's entry, its ELF file read at the first call.
+  Module& module(Dwfl_Module* mod, FunctionTables& tables);
 
   ProcessFiles files_;  // every module's userdata
   DwflPtr dwfl_{nullptr, &dwfl_end};

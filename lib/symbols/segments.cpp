@@ -23,12 +23,18 @@ std::optional<uint64_t> Segments::vaddr(uint64_t off) const {
   return best->vaddr + (off - best->offset);
 }
 
-std::optional<uint64_t> Segments::offset(uint64_t addr) const {
+std::optional<Segment> Segments::holding(uint64_t addr) const {
   const Segment* found = nullptr;
   for (const Segment& s : segments_)
     if (addr >= s.vaddr && addr - s.vaddr < s.filesz) found = &s;
   if (found == nullptr) return std::nullopt;
-  return addr - found->vaddr + found->offset;
+  return *found;
+}
+
+std::optional<uint64_t> Segments::offset(uint64_t addr) const {
+  auto s = holding(addr);
+  if (!s) return std::nullopt;
+  return addr - s->vaddr + s->offset;
 }
 
 }  // namespace tracekit::symbols

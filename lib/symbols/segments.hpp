@@ -29,6 +29,8 @@ class Segments {
   std::optional<uint64_t> vaddr(uint64_t off) const;
   // The file offset of ELF address addr (within a segment's file bytes).
   std::optional<uint64_t> offset(uint64_t addr) const;
+  // The segment whose loaded file bytes hold ELF address addr; nullopt outside them.
+  std::optional<Segment> holding(uint64_t addr) const;
   bool empty() const { return segments_.empty(); }
 
  private:

@@ -4,6 +4,7 @@
 #include <elf.h>
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 namespace tracekit::symbols {
@@ -16,6 +17,14 @@ struct Resolved {
   uint64_t offset = 0;      // address - symbol start
   std::string_view module;  // kernel module ("" for vmlinux) or user file path
   uint64_t size = 0;        // the symbol's size where known (kernel: to the next symbol), else 0
+};
+
+// The mapping of a file that holds an address (UserSymbols::mapping()).
+struct FileMapping {
+  uint64_t start = 0, end = 0;  // [start, end) in the process's address space
+  uint64_t offset = 0;          // the file offset mapped at start
+  std::string_view path;        // as the process mapped it; "[vdso]" for the vDSO
+  std::string build_id;         // lower-case hex; "" when unknown
 };
 
 // Among names of one address (aliases), which to show: the lowest rank.

@@ -148,6 +148,13 @@ std::optional<Resolved> UserSymbols::lookup(pid_t pid, uint64_t addr, bool retur
   return Resolved{h->name, h->offset + (addr - a), h->module};
 }
 
+std::optional<FileMapping> UserSymbols::mapping(pid_t pid, uint64_t addr) {
+  if (auto it = impl_->added.find(pid); it != impl_->added.end()) {
+    if (auto m = it->second.mapping(addr, impl_->files)) return m;
+  }
+  return impl_->noted(impl_->proc(pid)).capture.mapping(addr, impl_->tables);
+}
+
 void UserSymbols::forget(pid_t pid) { impl_->forget(pid); }
 
 void UserSymbols::add_mapping(pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,

@@ -63,6 +63,15 @@ class UserSymbols {
   // nothing resolves.
   std::optional<Resolved> lookup(pid_t pid, uint64_t addr, bool return_address = false);
 
+  // The mapping of a file that holds addr in pid, from the source lookup()
+  // would resolve addr through (added mappings, else the /proc capture;
+  // JIT code has none): its range and offset as the kernel mapped it (for
+  // the capture: the PT_LOAD segment holding addr, page-aligned, as ld.so
+  // maps it), its path, and its build-id (the mapping record's, else the
+  // file's own, reading the file if it was not yet). nullopt when no file
+  // is known there. path lives as long as lookup()'s names.
+  std::optional<FileMapping> mapping(pid_t pid, uint64_t addr);
+
   // Records that pid mapped [start, start + len) of the file at path from
   // file offset pgoff (an executable mapping, as PERF_RECORD_MMAP2 tells
   // it). Later lookups of pid resolve addresses in it, address -> file

@@ -94,6 +94,34 @@ TEST(SymbolsKallsymsTest, LookupTable) {
   }
 }
 
+TEST(SymbolsKallsymsTest, TextRanges) {
+  KernelSymbols ks = parse(kKallsyms);
+  // vmlinux: from its lowest text symbol to the last text end marker.
+  auto vmlinux = ks.text_range();
+  ASSERT_TRUE(vmlinux.has_value());
+  EXPECT_EQ(vmlinux->start, 0xffffffff81000000u);
+  EXPECT_EQ(vmlinux->end, 0xffffffff81001100u);
+  // A module: from its lowest symbol to the next module's first.
+  auto mymod = ks.text_range("mymod");
+  ASSERT_TRUE(mymod.has_value());
+  EXPECT_EQ(mymod->start, 0xffffffffc0001000u);
+  EXPECT_EQ(mymod->end, 0xffffffffc0002000u);
+  // The very last symbol's module has no known end.
+  auto other = ks.text_range("other");
+  ASSERT_TRUE(other.has_value());
+  EXPECT_EQ(other->start, 0xffffffffc0002000u);
+  EXPECT_EQ(other->end, UINT64_MAX);
+  EXPECT_FALSE(ks.text_range("nosuchmod").has_value());
+  EXPECT_FALSE(KernelSymbols().text_range().has_value());
+  // Without end markers, vmlinux ends where the first module starts.
+  KernelSymbols bare = parse("ffffffff81000000 T _stext\nffffffff81000100 T f\n"
+                             "ffffffffc0001000 t m\t[mod]\n");
+  auto b = bare.text_range();
+  ASSERT_TRUE(b.has_value());
+  EXPECT_EQ(b->start, 0xffffffff81000000u);
+  EXPECT_EQ(b->end, 0xffffffffc0001000u);
+}
+
 TEST(SymbolsKallsymsTest, StrongBeatsLocalBeatsWeakAtSameAddress) {
   const struct {
     const char* text;
