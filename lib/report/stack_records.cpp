@@ -24,7 +24,7 @@ std::vector<output::Frame> StackResolver::kernel(std::span<const uint64_t> frame
     std::optional<symbols::Resolved> r;
     if (kernel_) r = kernel_->lookup(frames[i], i > 0);
     out.push_back(to_frame(frames[i], r));
-    out.back().mapping = mappings_.kernel(frames[i]);
+    if (with_mappings_) out.back().mapping = mappings_.kernel(frames[i]);
   }
   return out;
 }
@@ -36,7 +36,7 @@ std::vector<output::Frame> StackResolver::user(uint32_t pid, std::span<const uin
     std::optional<symbols::Resolved> r;
     if (user_) r = user_->lookup(static_cast<pid_t>(pid), frames[i], i > 0);
     out.push_back(to_frame(frames[i], r));
-    out.back().mapping = mappings_.user(pid, frames[i]);
+    if (with_mappings_) out.back().mapping = mappings_.user(pid, frames[i]);
   }
   return out;
 }
@@ -82,7 +82,7 @@ Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* 
     else
       err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
   }
-  StackResolver resolver(&ksyms, user_syms);
+  StackResolver resolver(&ksyms, user_syms, opts.output && !opts.output->files.empty());
   Missing missing;
   Report r;
   r.records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);

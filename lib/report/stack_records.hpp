@@ -23,8 +23,11 @@ namespace tracekit::report {
 // then print as "[unknown]".
 class StackResolver {
  public:
-  StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user)
-      : kernel_(kernel), user_(user), mappings_(kernel, user) {}
+  // with_mappings: also set each frame's mapping (Frame::mapping, for the
+  // output files that keep addresses); stdout alone does not need them.
+  StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user,
+                bool with_mappings = false)
+      : kernel_(kernel), user_(user), with_mappings_(with_mappings), mappings_(kernel, user) {}
 
   // frames leaf first; all but the first are return addresses.
   std::vector<output::Frame> kernel(std::span<const uint64_t> frames);
@@ -35,6 +38,7 @@ class StackResolver {
  private:
   const symbols::KernelSymbols* kernel_;
   symbols::UserSymbols* user_;
+  bool with_mappings_;
   MappingTable mappings_;
 };
 
