@@ -194,7 +194,9 @@ $(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps-check
 bench: $(BENCHES)
 	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
 
-demo: all workloads
+# (The build in parallel on every CPU: a fresh machine's first command.)
+demo: | deps
+	$(Q)$(MAKE) --no-print-directory -j$(shell nproc) all workloads
 	$(Q)scripts/demo
 
 install: all

@@ -238,11 +238,14 @@ bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ost
       if (!out) {
         failure = std::strerror(errno);
       } else {
+        errno = 0;
         note = render(out, r, file.format);
+        if (!out && errno == 0) failure = note;  // the renderer's own failure
         out.flush();
         auto pos = out.tellp();  // -1 on a pipe or a device
         size = pos > 0 ? static_cast<uint64_t>(pos) : 0;
-        if (!out) failure = std::string("write failed: ") + std::strerror(errno);
+        if (!out && failure.empty())
+          failure = std::string("write failed: ") + std::strerror(errno ? errno : EIO);
       }
     }
     if (failure.empty() && !in_place && rename(tmp.c_str(), file.path.c_str()) != 0)

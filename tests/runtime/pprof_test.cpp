@@ -116,7 +116,9 @@ TEST_F(PprofRuntime, GoPprofReadsProfilesFile) {
   EXPECT_NEAR(double(b) / double(a + b), kExpectedB, kTolerance) << "func_a " << a << " func_b " << b;
 
   // Sample counts: exactly the folded text's.
-  auto top = pprof(dir, {"-top", "-nodecount=10", "-sample_index=samples", file});
+  // (Every node: on a busy machine interrupt frames can outnumber main's
+  // row in a top 10 by flat count.)
+  auto top = pprof(dir, {"-top", "-nodecount=1000", "-sample_index=samples", file});
   ASSERT_EQ(top.exit_code, 0) << top.err;
   auto rows = top_rows(top.out);
   ASSERT_GE(rows.size(), 2u) << top.out;
