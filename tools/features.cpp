@@ -8,6 +8,7 @@
 #include "kernel/features.hpp"
 #include "kernel/tool_paths.hpp"
 #include "tools.hpp"
+#include "util/json.hpp"
 
 namespace tracekit::tools {
 
@@ -20,15 +21,6 @@ std::string_view state_name(kernel::State s) {
     case kernel::State::kForcedOff: return "off";
   }
   return "?";
-}
-
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
 }
 
 std::string names(const std::vector<kernel::Feature>& fs) {
