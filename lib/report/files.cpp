@@ -16,7 +16,9 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "output/json_report.hpp"
 #include "output/pprof.hpp"
+#include "output/speedscope.hpp"
 
 namespace tracekit::report {
 
@@ -212,9 +214,13 @@ std::string render(std::ostream& out, const Report& r, Format f) {
       // Not merged: pprof keeps each address as a location of its own.
       output::write_pprof(out, r);
       return stacks_note(r.records.size());
-    case Format::kSvg:
     case Format::kSpeedscope:
+      output::write_speedscope(out, r);
+      return stacks_note(text_records(r, r.style).size());
     case Format::kJson:
+      output::write_json(out, r);
+      return stacks_note(text_records(r, r.style).size());
+    case Format::kSvg:
       break;
   }
   out.setstate(std::ios::failbit);

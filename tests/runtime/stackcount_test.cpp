@@ -373,14 +373,22 @@ TEST_F(StackcountRuntime, OutputFileHoldsTheSameCounts) {
   Workload w("stackwork");
   TempDir dir;
   auto r = trace("stackcount",
-                 {"-f", "-p", w.pid_str(), "-o", dir / "s.folded", "t:syscalls:sys_enter_getppid"},
+                 {"-f", "-p", w.pid_str(), "-o", dir / "s.folded", "-o", dir / "s.json", "-o",
+                  dir / "s.speedscope.json", "t:syscalls:sys_enter_getppid"},
                  w, "");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   unsigned long n = 0;
   for (auto& [stack, count] : parse_folded(r.out)) n += count;
   EXPECT_EQ(n, kSyscalls) << r.out;
   EXPECT_EQ(slurp(dir / "s.folded"), r.out);
-  EXPECT_EQ(dir.names(), (std::vector<std::string>{"s.folded"}));
+  // The same total in every format (speedscope: events, unit "none").
+  std::string total = std::to_string(kSyscalls);
+  EXPECT_TRUE(contains(slurp(dir / "s.json"), "\"total_value\": " + total + ",\n"))
+      << slurp(dir / "s.json");
+  EXPECT_TRUE(contains(slurp(dir / "s.json"), "\"name\": \"do_getppids\""));
+  EXPECT_TRUE(contains(slurp(dir / "s.speedscope.json"), "\"endValue\": " + total + ",\n"))
+      << slurp(dir / "s.speedscope.json");
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"s.folded", "s.json", "s.speedscope.json"}));
 }
 
 }  // namespace
