@@ -68,7 +68,7 @@ const char kScript[] = R"JS(
   // The label that fits w px, as the writer cuts it: the name, or its first
   // characters and "..", or nothing when fewer than three fit.
   function relabel(g, x, w) {
-    var fit = Math.floor(w / CW), s = "";
+    var fit = Math.floor(w / CW + 1e-9), s = "";
     if (fit >= 3) {
       var chars = Array.from(nameOf(g));
       s = chars.length <= fit ? chars.join("") : chars.slice(0, fit - 2).join("") + "..";

@@ -78,7 +78,8 @@ void append_escaped(std::string& out, std::string_view s) {
 }
 
 std::string label(const NameText& name, double width, double char_width) {
-  auto fit = static_cast<size_t>(std::floor(width / char_width));
+  // The epsilon: 21.24 / 7.08 is 2.9999999999999996 in doubles.
+  auto fit = static_cast<size_t>(std::floor(width / char_width + 1e-9));
   if (fit < 3) return "";
   if (name.chars <= fit) return name.clean;
   size_t keep = fit - 2, at = 0;
