@@ -70,8 +70,9 @@ struct FlameFrame {
   FrameKind kind = FrameKind::kUser;
 };
 
-// The merged tree. Names are copied once per distinct name (not per frame);
-// nodes are found by an open-addressing table keyed on (parent, name, kind).
+// The stacks of one graph, merged into a tree when rendered. Names are
+// copied once per distinct name, not per frame: a frame is kept as its
+// name's id and its kind.
 class FlameGraph {
  public:
   FlameGraph();
@@ -79,29 +80,22 @@ class FlameGraph {
   // graph, the value it had before). An empty stack counts in the root only.
   void add(std::span<const FlameFrame> frames, uint64_t value, uint64_t before = 0);
 
-  size_t stacks() const { return stacks_; }
-  size_t nodes() const { return nodes_.size(); }  // including the root
-  uint64_t total() const { return nodes_[0].value; }
+  size_t stacks() const { return stacks_.size(); }
+  uint64_t total() const { return total_; }
 
  private:
   friend class FlameRenderer;
-  struct Node {
-    uint64_t value = 0;   // of every stack through this frame
-    uint64_t before = 0;  // differential: the same, before
-    int64_t self_delta = 0;  // differential: value - before of the stacks ending here
-    uint32_t name = 0;    // index into names_
-    uint32_t parent = 0;
-    FrameKind kind = FrameKind::kUser;
+  struct StackRef {
+    uint32_t begin = 0, size = 0;  // into frames_
+    uint64_t value = 0, before = 0;
   };
   uint32_t intern(std::string_view name);
-  uint32_t child(uint32_t parent, uint32_t name, FrameKind kind);
-  void grow_slots();
 
-  std::vector<Node> nodes_;
   std::vector<std::string> names_;
-  std::vector<uint32_t> name_slots_;  // open addressing over names_, 0 = empty, else id + 1
-  std::vector<uint32_t> node_slots_;  // over nodes_ by (parent, name, kind), 0 = empty
-  size_t stacks_ = 0;
+  std::vector<uint32_t> name_slots_;  // open addressing over names_: 0 empty, else id + 1
+  std::vector<uint32_t> frames_;      // name id << 2 | kind, every stack's frames in a row
+  std::vector<StackRef> stacks_;
+  uint64_t total_ = 0;
 };
 
 // Writes the SVG. The output's write errors are the caller's to check

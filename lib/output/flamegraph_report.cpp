@@ -1,5 +1,5 @@
-// A report as a flame graph (what `-o FILE.svg` writes): the records merged
-// and folded as the folded format prints them, so that the graph shows what
+// A report as a flame graph (what `-o FILE.svg` writes): the records folded
+// as the folded format prints them, so that the graph shows what
 // `-f` would have printed, with words from the report for the title lines.
 #include <cstdio>
 
@@ -39,11 +39,13 @@ std::string flamegraph_subtitle(const report::Report& r) {
 }
 
 FlameStats write_flamegraph(std::ostream& out, const report::Report& r) {
-  std::vector<Record> records = r.records;
-  merge_same_text(records, r.style);
+  // No merge_same_text: the graph merges frames by their text (and kind)
+  // anyway, so records that print the same meet in the same frames, and
+  // copying every record's frames to merge them first would cost more
+  // than the rest of the rendering.
   FlameGraph graph;
   std::vector<FlameFrame> frames;
-  for (const Record& rec : records) {
+  for (const Record& rec : r.records) {
     std::vector<FoldedFrame> folded = folded_frames(rec, r.style);
     frames.clear();
     for (const FoldedFrame& f : folded) frames.push_back({f.text, f.kind});

@@ -334,7 +334,7 @@ TEST(FlameGraphReport, TitlesAndMerging) {
   EXPECT_EQ(flamegraph_title(r), "profile -F 99 -d -o out.svg 5 on testhost");
   EXPECT_EQ(flamegraph_subtitle(r), "431 samples in 5.00 s; 2 events lost, 1 stack truncated");
   EXPECT_NE(svg.find(">profile -F 99 -d -o out.svg 5 on testhost</text>"), std::string::npos);
-  EXPECT_EQ(s.stacks, 5u);  // a and a2 print the same: merged
+  EXPECT_EQ(s.stacks, 6u);  // records; a and a2 print the same and meet in func_a
   auto frames = drawn_frames(svg);
   std::map<std::string, Drawn> f;
   for (const Drawn& d : frames) f[d.title.substr(0, d.title.rfind(" ("))] = d;
