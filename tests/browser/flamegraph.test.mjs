@@ -197,3 +197,83 @@ test('flame graph SVG: widths, zoom, reset, search, details; no network', { skip
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+// The converter itself (no browser): exit codes, what it says about lines
+// it cannot read, the differential graph, the options that change the
+// drawing.
+function run(args, input) {
+  const r = spawnSync(tracekit, ['flamegraph', ...args], { input: input ?? '' });
+  return { status: r.status, out: String(r.stdout), err: String(r.stderr) };
+}
+const titles = (svg) => [...svg.matchAll(/<title>([^<]*)<\/title><rect [^>]*fill="(#[0-9a-f]{6})"/g)]
+  .map((m) => [m[1], m[2]]);
+
+test('tracekit flamegraph: exit codes and messages', () => {
+  let r = run([], 'a;b 3\nnot folded\na;c 1.5\n\na;c 1\n');
+  assert.equal(r.status, 0);
+  assert.match(r.err, /^tracekit flamegraph: 2 lines of standard input not in the folded format .*the first: line 2\n$/);
+  assert.deepEqual(titles(r.out).map((t) => t[0]),
+    ['all (4 samples, 100.00%)', 'a (4 samples, 100.00%)', 'b (3 samples, 75.00%)', 'c (1 samples, 25.00%)']);
+
+  r = run(['/nonexistent/x.folded']);
+  assert.equal(r.status, 1);
+  assert.match(r.err, /cannot read '\/nonexistent\/x.folded': No such file or directory/);
+  for (const args of [['--colors', 'java'], ['--diff', 'one'], ['a', 'b'], ['--normalize'],
+    ['--width', '10'], ['--minwidth', '-1'], ['--minwidth', 'x%'], ['--bogus']]) {
+    r = run(args);
+    assert.equal(r.status, 2, `${args}: ${r.err}`);
+    assert.match(r.err, /^tracekit flamegraph: .*\nUSAGE: tracekit flamegraph /, String(args));
+  }
+  r = run(['-h']);
+  assert.equal(r.status, 0);
+  assert.match(r.out, /^USAGE: tracekit flamegraph /);
+
+  r = run([], '');
+  assert.equal(r.status, 0);
+  assert.match(r.out, />No stacks<\/text>/);
+});
+
+test('tracekit flamegraph: options', () => {
+  const input = 'p;main;leaf 30\np;main;-;sys_k 10\n';
+  let r = run(['--title', 'T <1>', '--subtitle', 'sub', '--countname', 'us', '--colors', 'io'], input);
+  assert.equal(r.status, 0);
+  assert.match(r.out, /<text id="title" x="600" y="24">T &lt;1&gt;<\/text>/);
+  assert.match(r.out, /<text id="subtitle" x="600" y="42">sub<\/text>/);
+  assert.match(r.out, /<title>leaf \(30 us, 75.00%\)<\/title>/);
+  r = run(['--inverted'], input);
+  assert.match(r.out, />Icicle Graph<\/text>/);
+  assert.match(r.out, /<title>all \(40 samples, 100.00%\)<\/title><rect x="10" y="36" /);
+  r = run(['--reverse'], input);
+  assert.deepEqual(titles(r.out).map((t) => t[0].split(' ')[0]), ['all', 'leaf', 'main', 'p', 'sys_k', '-', 'main', 'p']);
+  r = run(['--width', '420'], input);  // 400 px for 40 samples
+  assert.match(r.out, /<title>leaf \(30 samples, 75.00%\)<\/title><rect x="110" y="[0-9.]+" width="300" /);
+  r = run(['--minwidth', '25%'], input);  // 10 of 40 is 25%: drawn; nothing narrower
+  assert.equal(titles(r.out).length, 6);
+  r = run(['--minwidth', '26%'], input);
+  assert.equal(titles(r.out).length, 4);
+  assert.match(r.out, /2 frames narrower than 306.8 px not drawn/);
+});
+
+test('tracekit flamegraph --diff: widths from AFTER, red grew, blue shrank', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'tk-flamegraph-diff-'));
+  try {
+    writeFileSync(path.join(dir, 'before'), 'p;a 10\np;b 30\np;c 20\n');
+    writeFileSync(path.join(dir, 'after'), 'p;a 30\np;b 10\np;c 20\n');
+    let r = run(['--diff', path.join(dir, 'before'), path.join(dir, 'after')]);
+    assert.equal(r.status, 0, r.err);
+    assert.deepEqual(titles(r.out), [
+      ['all (60 samples, 100.00%; before 60, delta +0)', '#ffffff'],
+      ['p (60 samples, 100.00%; before 60, delta +0)', '#ffffff'],
+      ['a (30 samples, 50.00%; before 10, delta +20)', '#ff0000'],
+      ['b (10 samples, 16.67%; before 30, delta -20)', '#0000ff'],
+      ['c (20 samples, 33.33%; before 20, delta +0)', '#ffffff'],
+    ]);
+    // --normalize: BEFORE scaled to AFTER's total (120 -> 60: halved).
+    writeFileSync(path.join(dir, 'before2'), 'p;a 20\np;b 60\np;c 40\n');
+    r = run(['--diff', '--normalize', path.join(dir, 'before2'), path.join(dir, 'after')]);
+    assert.equal(r.status, 0, r.err);
+    assert.match(r.out, /<title>a \(30 samples, 50.00%; before 10, delta \+20\)<\/title>/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
