@@ -179,26 +179,23 @@ void Writer::num(double v) {
   s_.append(buf, end);
 }
 
+void Writer::text_element(std::string_view attrs, double x, double y, std::string_view raw) {
+  put("<text ", attrs, " x=\"", x, "\" y=\"", y, "\">");
+  append_escaped(s_, name_text(raw).clean);
+  s_ += "</text>\n";
+}
+
 void Writer::head(size_t pruned) {
-  s_ += "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"";
-  num(g_.width);
-  s_ += "\" height=\"";
-  num(g_.height);
-  s_ += "\" viewBox=\"0 0 ";
-  num(g_.width);
-  s_ += ' ';
-  num(g_.height);
-  s_ += "\" xmlns=\"http://www.w3.org/2000/svg\">\n<style>";
+  put("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n<svg version=\"1.1\" width=\"",
+      g_.width, "\" height=\"", g_.height, "\" viewBox=\"0 0 ", g_.width, " ", g_.height,
+      "\" xmlns=\"http://www.w3.org/2000/svg\">\n<style>");
   s_ += kStyle;
   s_ += "</style>\n<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
         "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"";
   s_ += o_.differential ? "#eeeeee" : o_.palette == Palette::kHot ? "#eeeeb0" : "#e0e8f0";
   s_ += "\" offset=\"95%\"/></linearGradient></defs>\n<rect width=\"100%\" height=\"100%\" "
-        "fill=\"url(#bg)\"/>\n<text id=\"title\" x=\"";
-  num(g_.width / 2);
-  s_ += "\" y=\"24\">";
-  append_escaped(s_, name_text(o_.title).clean);
-  s_ += "</text>\n";
+        "fill=\"url(#bg)\"/>\n";
+  text_element("id=\"title\"", g_.width / 2, 24, o_.title);
   if (!o_.subtitle.empty() || pruned) {
     std::string note = o_.subtitle;
     if (pruned) {
@@ -208,29 +205,16 @@ void Writer::head(size_t pruned) {
       note += grouped(pruned) + (pruned == 1 ? " frame" : " frames") + " narrower than " + mw +
               " px not drawn";
     }
-    s_ += "<text id=\"subtitle\" x=\"";
-    num(g_.width / 2);
-    s_ += "\" y=\"42\">";
-    append_escaped(s_, name_text(note).clean);
-    s_ += "</text>\n";
+    text_element("id=\"subtitle\"", g_.width / 2, 42, note);
   }
-  s_ += "<text id=\"unzoom\" class=\"ctl hide\" x=\"";
-  num(g_.x_pad);
-  s_ += "\" y=\"24\">Reset Zoom</text>\n<text id=\"search\" class=\"ctl\" x=\"";
-  num(g_.width - g_.x_pad);
-  s_ += "\" y=\"24\">Search</text>\n";
+  text_element("id=\"unzoom\" class=\"ctl hide\"", g_.x_pad, 24, "Reset Zoom");
+  text_element("id=\"search\" class=\"ctl\"", g_.width - g_.x_pad, 24, "Search");
 }
 
 void Writer::begin_frames() { s_ += "<g id=\"frames\">\n"; }
 void Writer::end_frames() { s_ += "</g>\n"; }
 
-void Writer::no_stacks() {
-  s_ += "<text id=\"empty\" x=\"";
-  num(g_.width / 2);
-  s_ += "\" y=\"";
-  num(g_.top + 12);
-  s_ += "\">No stacks</text>\n";
-}
+void Writer::no_stacks() { text_element("id=\"empty\"", g_.width / 2, g_.top + 12, "No stacks"); }
 
 void Writer::open_frame(const FrameView& f, uint64_t total, int64_t max_delta) {
   s_ += "<g><title>";
@@ -250,27 +234,16 @@ void Writer::open_frame(const FrameView& f, uint64_t total, int64_t max_delta) {
     s_ += f.value >= f.before ? '+' : '-';
     s_ += grouped(f.value >= f.before ? f.value - f.before : f.before - f.value);
   }
-  s_ += ")</title><rect x=\"";
-  num(f.x);
-  s_ += "\" y=\"";
-  double y = g_.frame_y(f.depth);
-  num(y);
-  s_ += "\" width=\"";
-  num(f.width);
   char fill[16];
   std::snprintf(fill, sizeof fill, "#%06x", frame_colour(f, o_, max_delta));
-  s_ += "\" height=\"15\" fill=\"";
-  s_ += fill;
-  s_ += "\"/>";
+  double y = g_.frame_y(f.depth);
+  put(")</title><rect x=\"", f.x, "\" y=\"", y, "\" width=\"", f.width, "\" height=\"15\" fill=\"",
+      std::string_view(fill), "\"/>");
   // The label fits the width as written (two decimals), as the script
   // computes it when it restores the frame after a zoom.
   std::string text = label(*f.name, std::round(f.width * 100) / 100, g_.char_width);
   if (!text.empty()) {
-    s_ += "<text x=\"";
-    num(f.x + 3);
-    s_ += "\" y=\"";
-    num(y + 10.5);
-    s_ += "\">";
+    put("<text x=\"", f.x + 3, "\" y=\"", y + 10.5, "\">");
     append_escaped(s_, text);
     s_ += "</text>";
   }
@@ -278,21 +251,11 @@ void Writer::open_frame(const FrameView& f, uint64_t total, int64_t max_delta) {
 }
 
 void Writer::tail() {
-  s_ += "<text id=\"details\" x=\"";
-  num(g_.x_pad);
-  s_ += "\" y=\"";
-  num(g_.height - 17);
-  s_ += "\"> </text>\n<text id=\"matched\" class=\"hide\" x=\"";
-  num(g_.width - g_.x_pad);
-  s_ += "\" y=\"";
-  num(g_.height - 17);
-  s_ += "\"> </text>\n<script type=\"text/ecmascript\"><![CDATA[\nvar W = ";
-  num(g_.width);
-  s_ += ", XPAD = ";
-  num(g_.x_pad);
-  s_ += ", CW = ";
-  num(g_.char_width);
-  s_ += ";\n";
+  text_element("id=\"details\"", g_.x_pad, g_.height - 17, " ");
+  text_element("id=\"matched\" class=\"hide\"", g_.width - g_.x_pad, g_.height - 17, " ");
+  // The script's constants: what it needs to lay labels out as these were.
+  put("<script type=\"text/ecmascript\"><![CDATA[\nvar W = ", g_.width, ", XPAD = ", g_.x_pad,
+      ", CW = ", g_.char_width, ";\n");
   s_ += kScript;
   s_ += "]]></script>\n</svg>\n";
 }

@@ -83,6 +83,15 @@ class Writer {
 
  private:
   void num(double v);  // at most two decimals, no trailing zeros
+  // Appends each piece: text as it is, numbers through num().
+  template <class... Pieces>
+  void put(const Pieces&... pieces) {
+    (piece(pieces), ...);
+  }
+  void piece(std::string_view text) { s_ += text; }
+  void piece(double v) { num(v); }
+  // <text ATTRS x= y=>raw, cleaned and escaped</text> and a newline.
+  void text_element(std::string_view attrs, double x, double y, std::string_view raw);
   const FlameOptions& o_;
   const Geometry& g_;
   std::string count_;  // o.count_name, escaped, its parentheses made brackets
