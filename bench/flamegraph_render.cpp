@@ -59,7 +59,8 @@ const Profile& profile() {
       p.stacks.push_back(std::move(s));
     }
     for (size_t k = 0; k < kStacks; ++k)
-      p.values.push_back(static_cast<uint64_t>(1e6 / std::pow(static_cast<double>(k + 1), 1.1)) + 1);
+      p.values.push_back(static_cast<uint64_t>(1e6 / std::pow(static_cast<double>(k + 1), 1.1)) +
+                         1);
     for (size_t k = 0; k < kStacks; ++k) {
       for (size_t i = 0; i < p.stacks[k].size(); ++i) p.folded += (i ? ";" : "") + p.stacks[k][i];
       p.folded += " " + std::to_string(p.values[k]) + "\n";

@@ -3,13 +3,16 @@
 // options; --diff BEFORE AFTER draws the differential graph of two folded
 // profiles, as difffolded.pl and flamegraph.pl do. Lines that do not parse
 // are counted and reported, not fatal.
+#include "output/flamegraph.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
-#include <unistd.h>
 #include <iostream>
 #include <iterator>
 #include <optional>
@@ -17,7 +20,6 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "output/flamegraph.hpp"
 #include "output/folded_input.hpp"
 #include "tools.hpp"
 
@@ -124,8 +126,7 @@ int flamegraph_main(int argc, char** argv) {
       .example("tracekit flamegraph < out.folded > out.svg", "an interactive flame graph")
       .example("tracekit flamegraph --colors cool --countname us < off.folded > off.svg",
                "off-CPU time")
-      .example("tracekit flamegraph --diff before.folded after.folded > diff.svg",
-               "what changed");
+      .example("tracekit flamegraph --diff before.folded after.folded > diff.svg", "what changed");
   if (auto code = cmd.parse(argc, argv)) return *code;
 
   if (!output::parse_palette(colors, &o.palette))
@@ -164,7 +165,8 @@ int flamegraph_main(int argc, char** argv) {
   } else {
     // BEFORE's stacks add to the nodes' before values, AFTER's to their
     // values: a stack in both meets itself in the tree.
-    for (Input& in : inputs) each_stack(in, reverse, [&](const auto&, uint64_t n) { in.total += n; });
+    for (Input& in : inputs)
+      each_stack(in, reverse, [&](const auto&, uint64_t n) { in.total += n; });
     for (Input& in : inputs) in.bad = 0;
     double scale = normalize && inputs[0].total > 0
                        ? static_cast<double>(inputs[1].total) / static_cast<double>(inputs[0].total)
@@ -172,7 +174,8 @@ int flamegraph_main(int argc, char** argv) {
     each_stack(inputs[0], reverse, [&](const auto& frames, uint64_t n) {
       graph.add(frames, 0, static_cast<uint64_t>(std::llround(static_cast<double>(n) * scale)));
     });
-    each_stack(inputs[1], reverse, [&](const auto& frames, uint64_t n) { graph.add(frames, n, 0); });
+    each_stack(inputs[1], reverse,
+               [&](const auto& frames, uint64_t n) { graph.add(frames, n, 0); });
   }
   for (const Input& in : inputs) report_bad(in);
   if (graph.total() == 0)

@@ -26,8 +26,10 @@
 namespace tracekit::output {
 
 bool parse_palette(std::string_view name, Palette* out) {
-  static constexpr std::pair<std::string_view, Palette> kNames[] = {
-      {"hot", Palette::kHot}, {"io", Palette::kIo}, {"mem", Palette::kMem}, {"cool", Palette::kCool}};
+  static constexpr std::pair<std::string_view, Palette> kNames[] = {{"hot", Palette::kHot},
+                                                                    {"io", Palette::kIo},
+                                                                    {"mem", Palette::kMem},
+                                                                    {"cool", Palette::kCool}};
   for (const auto& [n, p] : kNames)
     if (name == n) return *out = p, true;
   return false;
@@ -41,7 +43,7 @@ FlameGraph::FlameGraph() {
 
 uint32_t FlameGraph::intern(std::string_view name) {
   size_t mask = name_slots_.size() - 1;
-  for (size_t i = std::hash<std::string_view>{}(name) & mask;; i = (i + 1) & mask) {
+  for (size_t i = std::hash<std::string_view>{}(name)&mask;; i = (i + 1) & mask) {
     uint32_t slot = name_slots_[i];
     if (slot != 0) {
       if (names_[slot - 1] == name) return slot - 1;
@@ -69,7 +71,8 @@ void FlameGraph::add(std::span<const FlameFrame> frames, uint64_t value, uint64_
   s.size = static_cast<uint32_t>(frames.size());
   s.value = value;
   s.before = before;
-  for (const FlameFrame& f : frames) frames_.push_back(intern(f.name) << 2 | static_cast<uint32_t>(f.kind));
+  for (const FlameFrame& f : frames)
+    frames_.push_back(intern(f.name) << 2 | static_cast<uint32_t>(f.kind));
   stacks_.push_back(s);
   total_ += value;
 }
@@ -96,10 +99,10 @@ class FlameRenderer {
 
   const FlameGraph& g_;
   const FlameOptions& o_;
-  std::vector<Node> nodes_;         // pre-order; 0 is the root
-  std::vector<uint64_t> start_;     // a node's offset from the left, in value units
-  std::vector<int> depth_;          // -1: not drawn
-  double per_unit_ = 0;             // px per unit of value
+  std::vector<Node> nodes_;      // pre-order; 0 is the root
+  std::vector<uint64_t> start_;  // a node's offset from the left, in value units
+  std::vector<int> depth_;       // -1: not drawn
+  double per_unit_ = 0;          // px per unit of value
   int depth_max_ = 0;
   size_t drawn_count_ = 0;
   int64_t max_delta_ = 0;

@@ -2,7 +2,7 @@
 // script, nothing fetched) drawn from stacks, as flamegraph.pl draws folded
 // input, and the differential graph of two profiles.
 //
-// The stacks are merged into one tree (FlameGraph::add) and the tree is
+// The stacks are collected (FlameGraph::add), then merged into one tree and
 // drawn (render_flamegraph): one frame per node, its width its share of the
 // total, siblings in name order, as nested <g> elements so that the
 // script finds a frame's ancestors and descendants from the document
@@ -43,9 +43,9 @@ struct FlameOptions {
   std::string title = "Flame Graph";
   std::string subtitle;  // empty: none
   Palette palette = Palette::kHot;
-  bool inverted = false;       // icicle graph: the root at the top
-  double width = 1200;         // of the image, px
-  double min_width = 0.1;      // frames narrower than this (px) are not drawn
+  bool inverted = false;   // icicle graph: the root at the top
+  double width = 1200;     // of the image, px
+  double min_width = 0.1;  // frames narrower than this (px) are not drawn
   // What values count, in the tooltips ("1,234 samples"). Parentheses are
   // replaced by brackets: the script reads the title's last "(...)".
   std::string count_name = "samples";

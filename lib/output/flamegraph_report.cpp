@@ -17,9 +17,9 @@ std::string flamegraph_title(const report::Report& r) {
 std::string flamegraph_subtitle(const report::Report& r) {
   uint64_t total = 0;
   for (const Record& rec : r.records) total += rec.value;
-  std::string s = svg::grouped(total) + " " +
-                  (r.unit == report::Unit::kMicroseconds ? "\xc2\xb5s off-CPU"
-                                                         : report::unit_name(r.unit));
+  std::string s =
+      svg::grouped(total) + " " +
+      (r.unit == report::Unit::kMicroseconds ? "\xc2\xb5s off-CPU" : report::unit_name(r.unit));
   if (r.duration_ns > 0) {
     char d[32];
     std::snprintf(d, sizeof d, " in %.2f s", static_cast<double>(r.duration_ns) / 1e9);

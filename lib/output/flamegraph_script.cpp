@@ -166,7 +166,10 @@ const char kScript[] = R"JS(
   });
   frames.addEventListener("mouseout", function () { details.textContent = " "; });
   unzoomCtl.addEventListener("click", restore);
-  searchCtl.addEventListener("click", function () { if (searching) resetSearch(); else askSearch(); });
+  searchCtl.addEventListener("click", function () {
+    if (searching) resetSearch();
+    else askSearch();
+  });
   window.addEventListener("keydown", function (e) {
     if (e.key === "F3" || ((e.ctrlKey || e.metaKey) && e.key === "f")) {
       e.preventDefault();

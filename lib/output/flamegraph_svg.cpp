@@ -68,11 +68,20 @@ NameText name_text(std::string_view raw) {
 void append_escaped(std::string& out, std::string_view s) {
   for (char c : s) {
     switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
     }
   }
 }
@@ -106,18 +115,24 @@ struct Shade {
   int rv, gv, bv;              // which hash number (0, 1, 2) each channel uses
 };
 
-// Per palette: user, kernel, process; C++ user names in the hot palette
-// get kHotCxx. The delimiter is kGrey everywhere.
+// C++ user names (with "::") in the hot palette get kHotCxx (yellow). The
+// delimiter is kGrey everywhere.
 constexpr Shade kHotUser{200, 55, 50, 80, 50, 80, 0, 1, 1};
 constexpr Shade kHotCxx{175, 55, 175, 55, 50, 20, 0, 0, 0};
+// Rows: hot, io, mem, cool (Palette's order); columns: user, kernel, process.
 constexpr Shade kShades[4][3] = {
-    {kHotUser, {190, 65, 90, 65, 0, 0, 0, 0, 0}, {50, 60, 165, 55, 165, 55, 0, 0, 0}},
-    {{80, 60, 80, 60, 190, 55, 0, 0, 1}, {50, 60, 165, 55, 165, 55, 0, 0, 0},
-     {210, 30, 190, 30, 130, 30, 0, 0, 1}},
-    {{0, 0, 190, 50, 0, 210, 0, 1, 0}, {150, 60, 200, 40, 0, 40, 0, 0, 1},
-     {210, 30, 190, 30, 130, 30, 0, 0, 1}},
-    {{40, 50, 130, 60, 200, 55, 0, 1, 0}, {50, 60, 190, 55, 90, 50, 0, 0, 1},
-     {210, 30, 190, 30, 130, 30, 0, 0, 1}},
+    {kHotUser,                               // red
+     {190, 65, 90, 65, 0, 0, 0, 0, 0},       // orange
+     {50, 60, 165, 55, 165, 55, 0, 0, 0}},   // aqua
+    {{80, 60, 80, 60, 190, 55, 0, 0, 1},     // blue
+     {50, 60, 165, 55, 165, 55, 0, 0, 0},    // aqua
+     {210, 30, 190, 30, 130, 30, 0, 0, 1}},  // sand
+    {{0, 0, 190, 50, 0, 210, 0, 1, 0},       // green
+     {150, 60, 200, 40, 0, 40, 0, 0, 1},     // yellow-green
+     {210, 30, 190, 30, 130, 30, 0, 0, 1}},  // sand
+    {{40, 50, 130, 60, 200, 55, 0, 1, 0},    // blue
+     {50, 60, 190, 55, 90, 50, 0, 0, 1},     // green
+     {210, 30, 190, 30, 130, 30, 0, 0, 1}},  // sand
 };
 constexpr uint32_t kGrey = 0xa0a0a0;
 
@@ -165,8 +180,8 @@ Writer::Writer(const FlameOptions& o, const Geometry& g) : o_(o), g_(g) {
 
 void Writer::num(double v) {
   char buf[64];
-  auto [p, ec] = std::to_chars(buf, buf + sizeof buf, std::round(v * 100) / 100,
-                               std::chars_format::fixed, 2);
+  auto [p, ec] =
+      std::to_chars(buf, buf + sizeof buf, std::round(v * 100) / 100, std::chars_format::fixed, 2);
   char* end = ec == std::errc() ? p : buf;
   if (end != buf) {
     while (end[-1] == '0') --end;
@@ -190,11 +205,13 @@ void Writer::head(size_t pruned) {
       g_.width, "\" height=\"", g_.height, "\" viewBox=\"0 0 ", g_.width, " ", g_.height,
       "\" xmlns=\"http://www.w3.org/2000/svg\">\n<style>");
   s_ += kStyle;
-  s_ += "</style>\n<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
-        "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"";
+  s_ +=
+      "</style>\n<defs><linearGradient id=\"bg\" y1=\"0\" y2=\"1\" x1=\"0\" x2=\"0\">"
+      "<stop stop-color=\"#eeeeee\" offset=\"5%\"/><stop stop-color=\"";
   s_ += o_.differential ? "#eeeeee" : o_.palette == Palette::kHot ? "#eeeeb0" : "#e0e8f0";
-  s_ += "\" offset=\"95%\"/></linearGradient></defs>\n<rect width=\"100%\" height=\"100%\" "
-        "fill=\"url(#bg)\"/>\n";
+  s_ +=
+      "\" offset=\"95%\"/></linearGradient></defs>\n<rect width=\"100%\" height=\"100%\" "
+      "fill=\"url(#bg)\"/>\n";
   text_element("id=\"title\"", g_.width / 2, 24, o_.title);
   if (!o_.subtitle.empty() || pruned) {
     std::string note = o_.subtitle;
@@ -224,8 +241,8 @@ void Writer::open_frame(const FrameView& f, uint64_t total, int64_t max_delta) {
   s_ += ' ';
   s_ += count_;
   char pct[32];
-  std::snprintf(pct, sizeof pct, ", %.2f%%", 100.0 * static_cast<double>(f.value) /
-                                                 static_cast<double>(total));
+  std::snprintf(pct, sizeof pct, ", %.2f%%",
+                100.0 * static_cast<double>(f.value) / static_cast<double>(total));
   s_ += pct;
   if (o_.differential) {
     s_ += "; before ";

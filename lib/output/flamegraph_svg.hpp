@@ -28,8 +28,8 @@ struct Geometry {
   double frame_height = 16;
   double font_size = 12;
   double char_width = 12 * 0.59;
-  double top = 36;      // above the frames
-  double bottom = 34;   // below them
+  double top = 36;     // above the frames
+  double bottom = 34;  // below them
   bool inverted = false;
 };
 

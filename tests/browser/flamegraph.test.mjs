@@ -138,7 +138,8 @@ test('flame graph SVG: widths, zoom, reset, search, details; no network', { skip
     const fb = 'all;app;main;func_b';
     const fbBox = await page.evaluate(() => {
       for (const t of document.querySelectorAll('#frames title'))
-        if (t.textContent.startsWith('func_b ')) return t.nextElementSibling.getBoundingClientRect().toJSON();
+        if (t.textContent.startsWith('func_b '))
+          return t.nextElementSibling.getBoundingClientRect().toJSON();
       return null;
     });
     await page.mouse.move(fbBox.x + 5, fbBox.y + 5);
@@ -205,15 +206,16 @@ function run(args, input) {
   const r = spawnSync(tracekit, ['flamegraph', ...args], { input: input ?? '' });
   return { status: r.status, out: String(r.stdout), err: String(r.stderr) };
 }
-const titles = (svg) => [...svg.matchAll(/<title>([^<]*)<\/title><rect [^>]*fill="(#[0-9a-f]{6})"/g)]
-  .map((m) => [m[1], m[2]]);
+const titles = (svg) =>
+  [...svg.matchAll(/<title>([^<]*)<\/title><rect [^>]*fill="(#[0-9a-f]{6})"/g)].map((m) => [m[1], m[2]]);
 
 test('tracekit flamegraph: exit codes and messages', () => {
   let r = run([], 'a;b 3\nnot folded\na;c 1.5\n\na;c 1\n');
   assert.equal(r.status, 0);
-  assert.match(r.err, /^tracekit flamegraph: 2 lines of standard input not in the folded format .*the first: line 2\n$/);
-  assert.deepEqual(titles(r.out).map((t) => t[0]),
-    ['all (4 samples, 100.00%)', 'a (4 samples, 100.00%)', 'b (3 samples, 75.00%)', 'c (1 samples, 25.00%)']);
+  assert.match(r.err,
+    /^tracekit flamegraph: 2 lines of standard input not in the folded format .*the first: line 2\n$/);
+  assert.deepEqual(titles(r.out).map((t) => t[0]), ['all (4 samples, 100.00%)',
+    'a (4 samples, 100.00%)', 'b (3 samples, 75.00%)', 'c (1 samples, 25.00%)']);
 
   r = run(['/nonexistent/x.folded']);
   assert.equal(r.status, 1);
@@ -235,7 +237,8 @@ test('tracekit flamegraph: exit codes and messages', () => {
 
 test('tracekit flamegraph: options', () => {
   const input = 'p;main;leaf 30\np;main;-;sys_k 10\n';
-  let r = run(['--title', 'T <1>', '--subtitle', 'sub', '--countname', 'us', '--colors', 'io'], input);
+  let r = run(['--title', 'T <1>', '--subtitle', 'sub', '--countname', 'us', '--colors', 'io'],
+    input);
   assert.equal(r.status, 0);
   assert.match(r.out, /<text id="title" x="600" y="24">T &lt;1&gt;<\/text>/);
   assert.match(r.out, /<text id="subtitle" x="600" y="42">sub<\/text>/);
@@ -244,7 +247,8 @@ test('tracekit flamegraph: options', () => {
   assert.match(r.out, />Icicle Graph<\/text>/);
   assert.match(r.out, /<title>all \(40 samples, 100.00%\)<\/title><rect x="10" y="36" /);
   r = run(['--reverse'], input);
-  assert.deepEqual(titles(r.out).map((t) => t[0].split(' ')[0]), ['all', 'leaf', 'main', 'p', 'sys_k', '-', 'main', 'p']);
+  assert.deepEqual(titles(r.out).map((t) => t[0].split(' ')[0]),
+    ['all', 'leaf', 'main', 'p', 'sys_k', '-', 'main', 'p']);
   r = run(['--width', '420'], input);  // 400 px for 40 samples
   assert.match(r.out, /<title>leaf \(30 samples, 75.00%\)<\/title><rect x="110" y="[0-9.]+" width="300" /);
   r = run(['--minwidth', '25%'], input);  // 10 of 40 is 25%: drawn; nothing narrower

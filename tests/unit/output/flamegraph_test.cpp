@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "../report/sample_report.hpp"
 #include "output/flamegraph_svg.hpp"
 #include "output/folded_input.hpp"
-#include "../report/sample_report.hpp"
 
 namespace tracekit::output {
 namespace {
@@ -103,7 +103,8 @@ TEST(FlameGraph, GoldenFrames) {
             "</g>\n");
   EXPECT_NE(svg.find("<svg version=\"1.1\" width=\"1200\" height=\"150\" viewBox=\"0 0 1200 150\""),
             std::string::npos);
-  EXPECT_NE(svg.find("<text id=\"title\" x=\"600\" y=\"24\">Flame Graph</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<text id=\"title\" x=\"600\" y=\"24\">Flame Graph</text>"),
+            std::string::npos);
   EXPECT_EQ(s.stacks, 2u);
   EXPECT_EQ(s.frames_drawn, 6u);
   EXPECT_EQ(s.frames_pruned, 0u);
@@ -117,8 +118,9 @@ TEST(FlameGraph, NothingFetched) {
   EXPECT_NE(svg.find("xmlns=\"http://www.w3.org/2000/svg\""), std::string::npos);
   EXPECT_EQ(svg.find("href"), std::string::npos);
   EXPECT_EQ(svg.find("@import"), std::string::npos);
-  EXPECT_NE(svg.find("<script type=\"text/ecmascript\"><![CDATA[\nvar W = 1200, XPAD = 10, CW = 7.08;"),
-            std::string::npos);
+  EXPECT_NE(
+      svg.find("<script type=\"text/ecmascript\"><![CDATA[\nvar W = 1200, XPAD = 10, CW = 7.08;"),
+      std::string::npos);
 }
 
 // Widths are exact shares of the 1180 px between the margins; siblings in
@@ -127,7 +129,8 @@ TEST(FlameGraph, WidthsAreSharesOfTheTotal) {
   FlameOptions o;
   o.width = 1020;  // 1000 px for 400 samples: 2.5 px each
   FlameStats s;
-  std::string svg = render(graph_of({"p;zeta 100", "p;alpha 40", "p;mid;x 60", "p;mid 200"}), o, &s);
+  std::string svg =
+      render(graph_of({"p;zeta 100", "p;alpha 40", "p;mid;x 60", "p;mid 200"}), o, &s);
   auto f = by_name(svg);
   ASSERT_EQ(f.size(), 6u);
   EXPECT_EQ(f["all"].width, 1000);
@@ -283,7 +286,7 @@ TEST(FlameGraph, CountName) {
 
 TEST(FlameGraph, Labels) {
   svg::NameText n = svg::name_text("function");
-  EXPECT_EQ(svg::label(n, 100, 7.08), "function");  // 14 fit
+  EXPECT_EQ(svg::label(n, 100, 7.08), "function");    // 14 fit
   EXPECT_EQ(svg::label(n, 56.64, 7.08), "function");  // exactly 8
   EXPECT_EQ(svg::label(n, 56.63, 7.08), "funct..");
   EXPECT_EQ(svg::label(n, 21.24, 7.08), "f..");
@@ -298,9 +301,9 @@ TEST(FlameGraph, NameText) {
   svg::NameText mu = svg::name_text("\xc2\xb5s");
   EXPECT_EQ(mu.clean, "\xc2\xb5s");
   EXPECT_EQ(mu.chars, 2u);
-  EXPECT_EQ(svg::name_text("x\xff\xc0\xafy").clean, "x???y");           // not UTF-8, overlong
-  EXPECT_EQ(svg::name_text("\xed\xa0\x80").clean, "???");              // a surrogate
-  EXPECT_EQ(svg::name_text("\xf0\x9f\x94\xa5").chars, 1u);              // four bytes, one character
+  EXPECT_EQ(svg::name_text("x\xff\xc0\xafy").clean, "x???y");  // not UTF-8, overlong
+  EXPECT_EQ(svg::name_text("\xed\xa0\x80").clean, "???");      // a surrogate
+  EXPECT_EQ(svg::name_text("\xf0\x9f\x94\xa5").chars, 1u);     // four bytes, one character
   EXPECT_EQ(svg::name_text("trunc\xe2\x82").clean, "trunc??");
   std::string esc;
   svg::append_escaped(esc, "<a & \"b\">");
@@ -401,16 +404,29 @@ struct FoldedCase {
 TEST(FoldedInput, Lines) {
   using K = FrameKind;
   const FoldedCase cases[] = {
-      {"cpuratio;main;func_a 100", true, 100,
+      {"cpuratio;main;func_a 100",
+       true,
+       100,
        {{"cpuratio", K::kProcess}, {"main", K::kUser}, {"func_a", K::kUser}}},
-      {"dd;read;-;entry;clear_user 9", true, 9,
-       {{"dd", K::kProcess}, {"read", K::kUser}, {"-", K::kDelimiter}, {"entry", K::kKernel},
+      {"dd;read;-;entry;clear_user 9",
+       true,
+       9,
+       {{"dd", K::kProcess},
+        {"read", K::kUser},
+        {"-", K::kDelimiter},
+        {"entry", K::kKernel},
         {"clear_user", K::kKernel}}},
-      {"dd;read;--;entry 9", true, 9,
+      {"dd;read;--;entry 9",
+       true,
+       9,
        {{"dd", K::kProcess}, {"read", K::kUser}, {"--", K::kDelimiter}, {"entry", K::kKernel}}},
-      {"swapper;cpu_idle_[k];default_idle_[k] 3", true, 3,
+      {"swapper;cpu_idle_[k];default_idle_[k] 3",
+       true,
+       3,
        {{"swapper", K::kProcess}, {"cpu_idle", K::kKernel}, {"default_idle", K::kKernel}}},
-      {"vfs_read_[k];ksys_read_[k] 1", true, 1,
+      {"vfs_read_[k];ksys_read_[k] 1",
+       true,
+       1,
        {{"vfs_read", K::kKernel}, {"ksys_read", K::kKernel}}},
       {"lonely 4", true, 4, {{"lonely", K::kUser}}},
       {"java;Foo::bar_[j] 2", true, 2, {{"java", K::kProcess}, {"Foo::bar_[j]", K::kUser}}},
