@@ -53,7 +53,7 @@ LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS)
 .SECONDARY: $(PROTO_CCS) $(PROTO_HDRS)
 # tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
 # the multi-call binary only ("tracekit features").
-CMD_SRCS     := tools/features.cpp
+CMD_SRCS     := tools/features.cpp tools/flamegraph.cpp
 TOOL_SRCS    := $(filter-out tools/tracekit.cpp $(CMD_SRCS),$(wildcard tools/*.cpp))
 TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
 TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o) $(CMD_SRCS:%.cpp=$(BUILD)/obj/%.o)

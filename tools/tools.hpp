@@ -26,6 +26,7 @@ int functrace_main(int argc, char** argv);
 int funcgraph_main(int argc, char** argv);
 int funcslower_main(int argc, char** argv);
 int reset_tracing_main(int argc, char** argv);
-int features_main(int argc, char** argv);  // tracekit features (no symlink)
+int features_main(int argc, char** argv);    // tracekit features (no symlink)
+int flamegraph_main(int argc, char** argv);  // tracekit flamegraph (no symlink)
 
 }  // namespace tracekit::tools

@@ -45,6 +45,8 @@ constexpr Entry kTools[] = {
 constexpr Entry kCommands[] = {
     {"features", tracekit::tools::features_main,
      "the kernel features the tools use, and what works here"},
+    {"flamegraph", tracekit::tools::flamegraph_main,
+     "folded stacks (-f output) to an interactive flame graph SVG"},
 };
 
 const Entry* find(std::string_view name) {
