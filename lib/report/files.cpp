@@ -16,6 +16,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "output/flamegraph.hpp"
 #include "output/json_report.hpp"
 #include "output/pprof.hpp"
 #include "output/speedscope.hpp"
@@ -220,11 +221,16 @@ std::string render(std::ostream& out, const Report& r, Format f) {
     case Format::kJson:
       output::write_json(out, r);
       return stacks_note(text_records(r, r.style).size());
-    case Format::kSvg:
-      break;
+    case Format::kSvg: {
+      output::FlameStats st = output::write_flamegraph(out, r);
+      std::string note = stacks_note(st.stacks) + ", " + std::to_string(st.frames_drawn) +
+                         " frames drawn";
+      if (st.frames_pruned > 0)
+        note += ", " + std::to_string(st.frames_pruned) + " narrower than 0.1 px left out";
+      return note;
+    }
   }
-  out.setstate(std::ios::failbit);
-  return std::string("no renderer for ") + format_name(f);
+  return "";
 }
 
 bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ostream& err) {
@@ -244,9 +250,7 @@ bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ost
       if (!out) {
         failure = std::strerror(errno);
       } else {
-        errno = 0;
         note = render(out, r, file.format);
-        if (!out && errno == 0) failure = note;  // the renderer's own failure
         out.flush();
         auto pos = out.tellp();  // -1 on a pipe or a device
         size = pos > 0 ? static_cast<uint64_t>(pos) : 0;

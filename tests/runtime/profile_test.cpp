@@ -426,11 +426,20 @@ TEST_F(ProfileRuntime, OutputFilesHoldTheSameReportAsStdout) {
   Workload w("cpuratio");
   TempDir dir;
   auto r = profile({"-F", "199", "-f", "-p", w.pid_str(), "-o", dir / "p.folded", "-o",
-                    dir / "p.txt", "2"});
+                    dir / "p.txt", "-o", dir / "p.svg", "2"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   ASSERT_FALSE(parse_folded(r.out).empty()) << r.out;
   EXPECT_EQ(slurp(dir / "p.folded"), r.out);
-  EXPECT_EQ(dir.names(), (std::vector<std::string>{"p.folded", "p.txt"}));
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"p.folded", "p.svg", "p.txt"}));
+  // The flame graph: titled with the command line, both functions drawn
+  // (the browser tier checks the drawing itself).
+  std::string svg = slurp(dir / "p.svg");
+  EXPECT_EQ(svg.rfind("<?xml", 0), 0u) << svg.substr(0, 200);
+  EXPECT_TRUE(contains(svg, "profile -F 199 -f -p " + w.pid_str())) << svg.substr(0, 2000);
+  EXPECT_TRUE(contains(svg, "<title>func_a (") && contains(svg, "<title>func_b ("))
+      << svg.substr(0, 2000);
+  EXPECT_NE(r.err.find("profile: wrote " + dir / "p.svg" + " (flame graph, "), std::string::npos)
+      << r.err;
   std::map<std::string, unsigned long> from_text;
   for (auto& rec : parse_multiline(slurp(dir / "p.txt"))) {
     std::string stack = rec.comm;
