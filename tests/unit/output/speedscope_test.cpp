@@ -20,6 +20,7 @@ namespace {
 using report::testing::odd_report;
 using report::testing::present;
 using report::testing::sample_report;
+using report::testing::line_with;
 using report::testing::write_sample_file;
 
 std::string written(const report::Report& r) {
@@ -27,16 +28,6 @@ std::string written(const report::Report& r) {
   write_speedscope(out, r);
   EXPECT_TRUE(out.good());
   return out.str();
-}
-
-// The line of text that holds key, without its indent.
-std::string line_with(const std::string& text, const std::string& key) {
-  size_t at = text.find(key);
-  if (at == std::string::npos) return "";
-  size_t begin = text.rfind('\n', at) + 1;
-  size_t end = text.find('\n', at);
-  std::string line = text.substr(begin, end - begin);
-  return line.substr(line.find_first_not_of(' '));
 }
 
 TEST(OutputSpeedscopeTest, SampleReport) {

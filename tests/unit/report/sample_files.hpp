@@ -12,6 +12,16 @@
 
 namespace tracekit::report::testing {
 
+// The line of text that holds key, without its indent.
+inline std::string line_with(const std::string& text, const std::string& key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return "";
+  size_t begin = text.rfind('\n', at) + 1;
+  size_t end = text.find('\n', at);
+  std::string line = text.substr(begin, end - begin);
+  return line.substr(line.find_first_not_of(' '));
+}
+
 inline void write_sample_file(const std::string& name, const std::string& text) {
   const char* dir = std::getenv("TRACEKIT_WRITE_SAMPLES");
   if (dir == nullptr || *dir == '\0') return;
