@@ -282,3 +282,17 @@ sum_notes() { # "k=v k=v;k=v;" -> "k=sum ..."
   tr ';[:blank:]' '\n' <<<"$1" | awk -F= 'NF == 2 {s[$1] += $2; if (!($1 in o)) o[$1] = ++n}
     END {for (k in o) out[o[k]] = k "=" s[k]; for (i = 1; i <= n; i++) printf "%s%s", (i > 1 ? " " : ""), out[i]}'
 }
+
+# --- the make bench summary ----------------------------------------------------
+# summary_row LABEL TRACEKIT BPFTRACE PERF TARGET VERDICT: one row of the
+# summary table `make bench` prints (bench/run). Appended, tab-separated, to
+# the file $SUMMARY names; nothing when SUMMARY is unset (a script run by
+# hand). Use "-" for a cell that does not apply. VERDICT is "met", "missed"
+# or "-" (no target), and may add a reason after a space ("missed kernel
+# floor 0.9 us").
+summary_row() {
+  [[ -n ${SUMMARY:-} ]] || return 0
+  (($# == 6)) || die "summary_row needs 6 cells (got $#)"
+  local IFS=$'\t'
+  echo "$*" >>"$SUMMARY"
+}
