@@ -191,8 +191,10 @@ $(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps-check
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(LIBTRACEKIT) \
 		$$(pkg-config --libs absl_flat_hash_map) -lbenchmark -lpthread $(LDLIBS)
 
-bench: $(BENCHES)
-	$(Q)for b in $(BENCHES); do echo "== $$b"; $$b || exit 1; done
+# Every benchmark in one run, ending with one summary table (bench/run; as
+# root: the overhead benchmarks trace).
+bench: all workloads $(BENCHES) | deps-check
+	$(Q)bench/run
 
 # (The build in parallel on every CPU: a fresh machine's first command.)
 demo: | deps
