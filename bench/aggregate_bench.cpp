@@ -254,6 +254,76 @@ class TracekitAgg {
   StackCounts counts_{1 << 20, 1 << 20};
 };
 
+// StackCounts::queue, a batch of Batch events at a time (the tools' drain
+// loop would call queue() per event and flush() before the report).
+template <size_t Batch>
+class TracekitQueueAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    counts_.queue(pid, comm, k, u != nullptr ? std::optional<Frames>(*u) : std::nullopt, 1);
+  }
+  void finish() { counts_.flush(); }
+  size_t stacks() const { return counts_.stacks.size(); }
+  size_t keys() const { return counts_.counts.size(); }
+
+ private:
+  StackCounts counts_{1 << 20, 1 << 20, Batch};
+};
+
+// StackCounts::add of a span of Batch events (whose frames the caller keeps
+// valid during the call).
+template <size_t Batch>
+class TracekitSpanAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    events_[n_++] = {{pid, comm, k, u != nullptr ? *u : Frames()}, 1};
+    if (n_ == Batch) finish();
+  }
+  void finish() {
+    counts_.add(std::span<const StackCounts::Event>(events_, n_));
+    n_ = 0;
+  }
+  size_t stacks() const { return counts_.stacks.size(); }
+  size_t keys() const { return counts_.counts.size(); }
+
+ private:
+  StackCounts counts_{1 << 20, 1 << 20};
+  StackCounts::Event events_[Batch];
+  size_t n_ = 0;
+};
+
+// Floors, not aggregators: what any exact aggregator must at least do per
+// event. FloorRead reads every frame and name byte once (xor-summed);
+// FloorHash hashes the signature as StackCounts::add does. Neither stores
+// anything.
+class FloorReadAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    uint64_t x = pid ^ comm.size() ^ static_cast<unsigned char>(comm.empty() ? 0 : comm[0]);
+    for (uint64_t f : k) x ^= f;
+    if (u != nullptr)
+      for (uint64_t f : *u) x ^= f;
+    sink_ += x;
+  }
+  size_t stacks() const { return 0; }
+  size_t keys() const { return sink_ == 0; }
+
+ private:
+  uint64_t sink_ = 0;
+};
+
+class FloorHashAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    sink_ += tracekit::aggregate::SignatureTable::hash({pid, comm, k, u != nullptr ? *u : Frames()});
+  }
+  size_t stacks() const { return 0; }
+  size_t keys() const { return sink_ == 0; }
+
+ private:
+  uint64_t sink_ = 0;
+};
+
 class TracekitTablesAgg {
  public:
   void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
@@ -418,9 +488,20 @@ using AbslSingleKeyAgg = SingleKeyAgg<absl::flat_hash_map<Sig, uint64_t, AbslSig
 
 // --- Benchmarks --------------------------------------------------------------
 
-// Replays the whole event stream into fresh tables each iteration: one
-// profiling session, first sightings included.
+// Completes an aggregator's pending work (the queue's flush), inside the
+// timed loop.
 template <class Agg>
+void finish(Agg& agg) {
+  if constexpr (requires { agg.finish(); }) agg.finish();
+}
+
+// Replays the whole event stream into fresh tables each iteration: one
+// profiling session, first sightings included. kRing: each event's frames
+// read from the ring-like buffer (BM_Events); else from the stacks
+// themselves, one copy of each, about 1 MB in all (BM_EventsPool: the
+// workload of the first version of this benchmark, whose frames stay in
+// cache).
+template <class Agg, bool kRing>
 void BM_Events(benchmark::State& state) {
   const Workload& w = workload();
   size_t stacks = 0, keys = 0;
@@ -428,16 +509,27 @@ void BM_Events(benchmark::State& state) {
     Agg agg;
     for (size_t rep = 0; rep < kEvents / kRingEvents; ++rep) {
       for (const Event& e : w.events) {
-        const Frames k(w.ring.data() + e.at, e.kframes);
         const std::string_view comm = w.comms[e.comm];
-        if (e.ustack >= 0) {
-          const Frames u(k.data() + k.size(), e.uframes);
-          agg.add(e.pid, comm, k, &u);
+        if constexpr (kRing) {
+          const Frames k(w.ring.data() + e.at, e.kframes);
+          if (e.ustack >= 0) {
+            const Frames u(k.data() + k.size(), e.uframes);
+            agg.add(e.pid, comm, k, &u);
+          } else {
+            agg.add(e.pid, comm, k, nullptr);
+          }
         } else {
-          agg.add(e.pid, comm, k, nullptr);
+          const Frames k = w.kstacks[e.kstack];
+          if (e.ustack >= 0) {
+            const Frames u = w.ustacks[e.ustack];
+            agg.add(e.pid, comm, k, &u);
+          } else {
+            agg.add(e.pid, comm, k, nullptr);
+          }
         }
       }
     }
+    finish(agg);
     keys = agg.keys();
     benchmark::DoNotOptimize(keys);
     state.PauseTiming();
@@ -469,6 +561,7 @@ void BM_Memory(benchmark::State& state) {
     {
       Agg agg;
       for (size_t i = 0; i < pool.size(); ++i) agg.add(uint32_t(i), "bench", pool[i], nullptr);
+      finish(agg);
       g_track = false;
       stacks = agg.stacks();
       benchmark::DoNotOptimize(stacks);
@@ -482,14 +575,27 @@ void BM_Memory(benchmark::State& state) {
 }
 
 #define AGG_BENCH(name, agg)                                                                    \
-  BENCHMARK_TEMPLATE(BM_Events, agg)->Name("BM_Events/" name)->Unit(benchmark::kMillisecond); \
+  BENCHMARK_TEMPLATE(BM_Events, agg, true)->Name("BM_Events/" name)->Unit(benchmark::kMillisecond); \
+  BENCHMARK_TEMPLATE(BM_Events, agg, false)                                                     \
+      ->Name("BM_EventsPool/" name)                                                             \
+      ->Unit(benchmark::kMillisecond);                                                          \
   BENCHMARK_TEMPLATE(BM_Memory, agg)                                                            \
       ->Name("BM_Memory/" name)                                                                 \
       ->Arg(10000)                                                                              \
       ->Arg(100000)                                                                             \
       ->Iterations(1)
 AGG_BENCH("Tracekit", TracekitAgg);
+AGG_BENCH("TracekitQueue8", TracekitQueueAgg<8>);
+AGG_BENCH("TracekitQueue16", TracekitQueueAgg<16>);
+AGG_BENCH("TracekitQueue32", TracekitQueueAgg<32>);
+AGG_BENCH("TracekitQueue64", TracekitQueueAgg<64>);
+AGG_BENCH("TracekitSpan16", TracekitSpanAgg<16>);
+AGG_BENCH("TracekitSpan32", TracekitSpanAgg<32>);
 AGG_BENCH("TracekitTables", TracekitTablesAgg);
+BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, true)->Name("BM_Events/FloorRead")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, false)->Name("BM_EventsPool/FloorRead")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, true)->Name("BM_Events/FloorHash")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, false)->Name("BM_EventsPool/FloorHash")->Unit(benchmark::kMillisecond);
 AGG_BENCH("StdTwoLevel", StdTwoLevelAgg);
 AGG_BENCH("AbslTwoLevel", AbslTwoLevelAgg);
 AGG_BENCH("StdSingleKey", StdSingleKeyAgg);

@@ -21,13 +21,37 @@ inline bool over_load(size_t stored, size_t slots) { return (stored + 1) * 3 > s
 
 inline size_t name_words(size_t n) { return (n + 7) / 8; }
 
-// Without an early exit, so the compiler vectorizes it: stacks are a few
-// dozen frames, and a mismatch after an equal full hash is rare.
+// Four words at a time (the last four re-read if the length is not a
+// multiple of four), without an early exit: one loop exit to mispredict on
+// stacks whose length varies, and no call. Stacks are a few dozen frames,
+// and a mismatch after an equal full hash is rare.
 inline bool same_stack(const uint64_t* record, std::span<const uint64_t> frames) {
-  if (static_cast<uint32_t>(record[0]) != frames.size()) return false;
+  const size_t n = frames.size();
+  if (static_cast<uint32_t>(record[0]) != n) return false;
+  const uint64_t* a = record + 1;
+  const uint64_t* b = frames.data();
+  auto four = [&](size_t i) {
+    return (a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) | (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]);
+  };
   uint64_t diff = 0;
-  for (size_t i = 0; i < frames.size(); ++i) diff |= record[1 + i] ^ frames[i];
+  if (n >= 4) {
+    for (size_t i = 0; i + 4 < n; i += 4) diff |= four(i);
+    diff |= four(n - 4);
+  } else if (n > 0) {
+    diff = (a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1]);
+  }
   return diff == 0;
+}
+
+// The name stored at p (n bytes, zero padded) is name.
+inline bool same_name(const uint64_t* p, std::string_view name) {
+  const auto* stored = reinterpret_cast<const char*>(p);
+  const size_t n = name.size();
+  if (n > 16) return std::memcmp(stored, name.data(), n) == 0;
+  uint64_t a0, a1, b0, b1;
+  hash::short_words(stored, n, a0, a1);
+  hash::short_words(name.data(), n, b0, b1);
+  return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 
 }  // namespace
@@ -48,10 +72,11 @@ uint32_t SignatureTable::find(const Signature& s, uint64_t h) const {
     if (slot.record == nullptr) return kAbsent;
     if (slot.hash != h) continue;
     const uint64_t* r = slot.record;
-    if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() ||
-        (!s.comm.empty() && std::memcmp(r + 2, s.comm.data(), s.comm.size()) != 0)) {
+    // The whole record at once rather than line after line as the compare
+    // reaches it: its lines' misses overlap.
+    prefetch(r, record_words(s));
+    if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() || !same_name(r + 2, s.comm))
       continue;
-    }
     const uint64_t* k = r + 2 + name_words(s.comm.size());
     if (!same_stack(k, s.kernel)) continue;
     if (!same_stack(k + 1 + s.kernel.size(), s.user)) continue;

@@ -33,6 +33,18 @@ class SignatureTable {
   // The key index stored for s (of hash h), or kAbsent.
   uint32_t find(const Signature& s, uint64_t h) const;
 
+  // Hints for a batch of finds (StackCounts::flush): start loading the
+  // home slot of hash h; then, once it has arrived, the first words words of
+  // the record it holds if its hash is h. They change nothing, and find() is
+  // exact whatever they loaded.
+  void prefetch_slot(uint64_t h) const {
+    __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
+  }
+  void prefetch_record(uint64_t h, const Signature& s) const {
+    const Slot& slot = slots_[h & (slots_.size() - 1)];
+    if (slot.hash == h && slot.record != nullptr) prefetch(slot.record, record_words(s));
+  }
+
   // A new signature's record, written to the arena but not yet in the table:
   // its two stack records (a header word with the length, then the frames;
   // the format StackTable::adopt takes) can be adopted by a StackTable
@@ -58,6 +70,17 @@ class SignatureTable {
     uint64_t hash;
     const uint64_t* record;  // nullptr: empty slot
   };
+  // The words of s's record: pid and key, name length, name (zero padded to
+  // whole words), and each stack as a length word and the frames.
+  static size_t record_words(const Signature& s) {
+    return 2 + (s.comm.size() + 7) / 8 + 1 + s.kernel.size() + 1 + s.user.size();
+  }
+  // Starts loading every cache line of the words words at p.
+  static void prefetch(const uint64_t* p, size_t words) {
+    const auto end = reinterpret_cast<uintptr_t>(p + words);
+    for (auto line = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}; line < end; line += 64)
+      __builtin_prefetch(reinterpret_cast<const void*>(line));
+  }
   void grow();
 
   size_t size_ = 0;
