@@ -254,44 +254,6 @@ class TracekitAgg {
   StackCounts counts_{1 << 20, 1 << 20};
 };
 
-// StackCounts::queue, a batch of Batch events at a time (the tools' drain
-// loop would call queue() per event and flush() before the report).
-template <size_t Batch>
-class TracekitQueueAgg {
- public:
-  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
-    counts_.queue(pid, comm, k, u != nullptr ? std::optional<Frames>(*u) : std::nullopt, 1);
-  }
-  void finish() { counts_.flush(); }
-  size_t stacks() const { return counts_.stacks.size(); }
-  size_t keys() const { return counts_.counts.size(); }
-
- private:
-  StackCounts counts_{1 << 20, 1 << 20, Batch};
-};
-
-// StackCounts::add of a span of Batch events (whose frames the caller keeps
-// valid during the call).
-template <size_t Batch>
-class TracekitSpanAgg {
- public:
-  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
-    events_[n_++] = {{pid, comm, k, u != nullptr ? *u : Frames()}, 1};
-    if (n_ == Batch) finish();
-  }
-  void finish() {
-    counts_.add(std::span<const StackCounts::Event>(events_, n_));
-    n_ = 0;
-  }
-  size_t stacks() const { return counts_.stacks.size(); }
-  size_t keys() const { return counts_.counts.size(); }
-
- private:
-  StackCounts counts_{1 << 20, 1 << 20};
-  StackCounts::Event events_[Batch];
-  size_t n_ = 0;
-};
-
 // Floors, not aggregators: what any exact aggregator must at least do per
 // event. FloorRead reads every frame and name byte once (xor-summed);
 // FloorHash hashes the signature as StackCounts::add does. Neither stores
@@ -488,13 +450,6 @@ using AbslSingleKeyAgg = SingleKeyAgg<absl::flat_hash_map<Sig, uint64_t, AbslSig
 
 // --- Benchmarks --------------------------------------------------------------
 
-// Completes an aggregator's pending work (the queue's flush), inside the
-// timed loop.
-template <class Agg>
-void finish(Agg& agg) {
-  if constexpr (requires { agg.finish(); }) agg.finish();
-}
-
 // Replays the whole event stream into fresh tables each iteration: one
 // profiling session, first sightings included. kRing: each event's frames
 // read from the ring-like buffer (BM_Events); else from the stacks
@@ -529,7 +484,6 @@ void BM_Events(benchmark::State& state) {
         }
       }
     }
-    finish(agg);
     keys = agg.keys();
     benchmark::DoNotOptimize(keys);
     state.PauseTiming();
@@ -561,8 +515,7 @@ void BM_Memory(benchmark::State& state) {
     {
       Agg agg;
       for (size_t i = 0; i < pool.size(); ++i) agg.add(uint32_t(i), "bench", pool[i], nullptr);
-      finish(agg);
-      g_track = false;
+        g_track = false;
       stacks = agg.stacks();
       benchmark::DoNotOptimize(stacks);
     }
@@ -585,12 +538,6 @@ void BM_Memory(benchmark::State& state) {
       ->Arg(100000)                                                                             \
       ->Iterations(1)
 AGG_BENCH("Tracekit", TracekitAgg);
-AGG_BENCH("TracekitQueue8", TracekitQueueAgg<8>);
-AGG_BENCH("TracekitQueue16", TracekitQueueAgg<16>);
-AGG_BENCH("TracekitQueue32", TracekitQueueAgg<32>);
-AGG_BENCH("TracekitQueue64", TracekitQueueAgg<64>);
-AGG_BENCH("TracekitSpan16", TracekitSpanAgg<16>);
-AGG_BENCH("TracekitSpan32", TracekitSpanAgg<32>);
 AGG_BENCH("TracekitTables", TracekitTablesAgg);
 BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, true)->Name("BM_Events/FloorRead")->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, false)->Name("BM_EventsPool/FloorRead")->Unit(benchmark::kMillisecond);

@@ -33,18 +33,6 @@ class SignatureTable {
   // The key index stored for s (of hash h), or kAbsent.
   uint32_t find(const Signature& s, uint64_t h) const;
 
-  // Hints for a batch of finds (StackCounts::flush): start loading the
-  // home slot of hash h; then, once it has arrived, the first words words of
-  // the record it holds if its hash is h. They change nothing, and find() is
-  // exact whatever they loaded.
-  void prefetch_slot(uint64_t h) const {
-    __builtin_prefetch(&slots_[h & (slots_.size() - 1)]);
-  }
-  void prefetch_record(uint64_t h, const Signature& s) const {
-    const Slot& slot = slots_[h & (slots_.size() - 1)];
-    if (slot.hash == h && slot.record != nullptr) prefetch(slot.record, record_words(s));
-  }
-
   // A new signature's record, written to the arena but not yet in the table:
   // its two stack records (a header word with the length, then the frames;
   // the format StackTable::adopt takes) can be adopted by a StackTable
