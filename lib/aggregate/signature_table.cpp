@@ -21,26 +21,30 @@ inline bool over_load(size_t stored, size_t slots) { return (stored + 1) * 3 > s
 
 inline size_t name_words(size_t n) { return (n + 7) / 8; }
 
-// Four words at a time (the last four re-read if the length is not a
-// multiple of four), without an early exit: one loop exit to mispredict on
-// stacks whose length varies, and no call. Stacks are a few dozen frames,
-// and a mismatch after an equal full hash is rare.
+// Four words at a time as two 128-bit vectors (the last four re-read if the
+// length is not a multiple of four), without an early exit: one loop exit to
+// mispredict on stacks whose length varies, and no call. Stacks are a few
+// dozen frames, and a mismatch after an equal full hash is rare.
 inline bool same_stack(const uint64_t* record, std::span<const uint64_t> frames) {
+  using V = uint64_t __attribute__((vector_size(16)));
   const size_t n = frames.size();
   if (static_cast<uint32_t>(record[0]) != n) return false;
   const uint64_t* a = record + 1;
   const uint64_t* b = frames.data();
-  auto four = [&](size_t i) {
-    return (a[i] ^ b[i]) | (a[i + 1] ^ b[i + 1]) | (a[i + 2] ^ b[i + 2]) | (a[i + 3] ^ b[i + 3]);
+  auto load = [](const uint64_t* p) {
+    V v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
   };
-  uint64_t diff = 0;
   if (n >= 4) {
-    for (size_t i = 0; i + 4 < n; i += 4) diff |= four(i);
-    diff |= four(n - 4);
-  } else if (n > 0) {
-    diff = (a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1]);
+    V diff = V{0, 0};
+    for (size_t i = 0; i + 4 < n; i += 4)
+      diff |= (load(a + i) ^ load(b + i)) | (load(a + i + 2) ^ load(b + i + 2));
+    diff |= (load(a + n - 4) ^ load(b + n - 4)) | (load(a + n - 2) ^ load(b + n - 2));
+    return (diff[0] | diff[1]) == 0;
   }
-  return diff == 0;
+  if (n == 0) return true;
+  return ((a[0] ^ b[0]) | (a[n / 2] ^ b[n / 2]) | (a[n - 1] ^ b[n - 1])) == 0;
 }
 
 // The name stored at p (n bytes, zero padded) is name.
