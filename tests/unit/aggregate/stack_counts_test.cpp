@@ -196,6 +196,41 @@ TEST(AggregateSignatureTableTest, ForcedCollisions) {
   EXPECT_EQ(t.find(Signature{9, "x", frames[1], frames[2]}, kHash), SignatureTable::kAbsent);
 }
 
+// One hash for all again, so only the compare tells them apart: names of
+// every length up to 24 bytes and stacks of every length up to 13 frames,
+// each variant differing from the base in a single byte or frame (the
+// compare reads short names and stack tails with overlapping loads).
+TEST(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
+  SignatureTable t;
+  constexpr uint64_t kHash = 7;
+  std::vector<std::string> names;
+  std::vector<Stack> stacks;
+  for (size_t n = 0; n <= 24; ++n) {
+    const std::string base(n, 'a');
+    names.push_back(base);
+    for (size_t i = 0; i < n; ++i) names.push_back(std::string(base).replace(i, 1, "b"));
+  }
+  for (size_t n = 0; n <= 13; ++n) {
+    const Stack base(n, 0xffffffff81000000);
+    stacks.push_back(base);
+    for (size_t i = 0; i < n; ++i) {
+      Stack v = base;
+      v[i] ^= uint64_t{1} << (i % 64);
+      stacks.push_back(v);
+    }
+  }
+  std::vector<Signature> sigs;
+  for (const auto& n : names) sigs.push_back(Signature{1, n, {}, {}});
+  for (const auto& k : stacks) sigs.push_back(Signature{1, "x", k, {}});
+  const Stack other{42};  // not among stacks: no user-side variant repeats a kernel-side one
+  for (const auto& u : stacks) sigs.push_back(Signature{1, "x", other, u});
+  for (uint32_t i = 0; i < sigs.size(); ++i) {
+    ASSERT_EQ(t.find(sigs[i], kHash), SignatureTable::kAbsent) << i;
+    t.insert(t.stage(sigs[i]), kHash, i);
+  }
+  for (uint32_t i = 0; i < sigs.size(); ++i) EXPECT_EQ(t.find(sigs[i], kHash), i) << i;
+}
+
 TEST(AggregateSignatureTableTest, DiscardGivesTheWordsBack) {
   SignatureTable t;
   const Stack k{1, 2, 3};
