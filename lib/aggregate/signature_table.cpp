@@ -76,9 +76,6 @@ uint32_t SignatureTable::find(const Signature& s, uint64_t h) const {
     if (slot.record == nullptr) return kAbsent;
     if (slot.hash != h) continue;
     const uint64_t* r = slot.record;
-    // The whole record at once rather than line after line as the compare
-    // reaches it: its lines' misses overlap.
-    prefetch(r, record_words(s));
     if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() || !same_name(r + 2, s.comm))
       continue;
     const uint64_t* k = r + 2 + name_words(s.comm.size());

@@ -58,17 +58,6 @@ class SignatureTable {
     uint64_t hash;
     const uint64_t* record;  // nullptr: empty slot
   };
-  // The words of s's record: pid and key, name length, name (zero padded to
-  // whole words), and each stack as a length word and the frames.
-  static size_t record_words(const Signature& s) {
-    return 2 + (s.comm.size() + 7) / 8 + 1 + s.kernel.size() + 1 + s.user.size();
-  }
-  // Starts loading every cache line of the words words at p.
-  static void prefetch(const uint64_t* p, size_t words) {
-    const auto end = reinterpret_cast<uintptr_t>(p + words);
-    for (auto line = reinterpret_cast<uintptr_t>(p) & ~uintptr_t{63}; line < end; line += 64)
-      __builtin_prefetch(reinterpret_cast<const void*>(line));
-  }
   void grow();
 
   size_t size_ = 0;
