@@ -16,6 +16,9 @@
 //   StdSingleKey       one std::unordered_map keyed by the whole signature
 //                      (pid, name, kernel frames, user frames) -> total
 //   AbslSingleKey      the same with absl::flat_hash_map
+//   FloorRead          not an aggregator: reads every frame once, stores
+//                      nothing (no exact aggregator can be faster)
+//   FloorHash          not an aggregator: only SignatureTable::hash
 //
 // The baselines get their best ordinary use: heterogeneous lookup by
 // string_view and span, so an event already seen costs no copy and no
@@ -29,7 +32,9 @@
 // distribution, so most events repeat a hot stack. Each event's frames are
 // laid out one event after the other in one buffer that is read front to
 // back, as the tools read a perf ring buffer: 65,536 events (about 24 MB of
-// frames, more than the caches hold), replayed 16 times.
+// frames, more than the caches hold), replayed 16 times (BM_Events).
+// BM_EventsPool replays the same events with each event's frames read from
+// the one copy of its stack (about 1 MB), the first version's workload.
 //
 // BM_Memory/*/N store N distinct stacks (10,000 and 100,000) with one count
 // key each, and report the peak heap bytes (counted by the operator new
