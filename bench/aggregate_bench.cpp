@@ -1,26 +1,44 @@
 // How this works: one synthetic profile is generated up front (outside every
-// timed loop) and replayed through three aggregators that do the same job:
-// intern the kernel and the user stack of each event to ids, then count the
-// key (pid, comm, kernel id, user id).
+// timed loop) and replayed through aggregators that do the same job as the
+// tools: from each event's (pid, process name, kernel frames, user frames),
+// a total per distinct (pid, name, kernel stack, user stack), with the
+// stacks stored once.
 //
-//   Tracekit  aggregate::StackTable + aggregate::CountTable
-//   Std       std::unordered_map<std::vector<uint64_t>, uint32_t> + unordered_map
-//   Absl      absl::flat_hash_map<std::vector<uint64_t>, uint32_t> + flat_hash_map
+//   Tracekit           aggregate::StackCounts::add, the call profile and
+//                      stackcount make per event (the signature table in
+//                      front of the stack, name and count tables)
+//   TracekitTables     the tables without the signature table: intern the
+//                      name and both stacks, then count the key of ids (what
+//                      StackCounts::add did before; offcputime's path)
+//   StdTwoLevel        the same two levels with std::unordered_map: name ->
+//                      id, stack -> id, key of ids -> total
+//   AbslTwoLevel       the same with absl::flat_hash_map
+//   StdSingleKey       one std::unordered_map keyed by the whole signature
+//                      (pid, name, kernel frames, user frames) -> total
+//   AbslSingleKey      the same with absl::flat_hash_map
+//   FloorRead          not an aggregator: reads every frame once, stores
+//                      nothing (no exact aggregator can be faster)
+//   FloorHash          not an aggregator: only SignatureTable::hash
 //
-// The baselines get their best ordinary use: heterogeneous lookup by span, so
-// a stack that is already there costs no copy and no allocation, as in ours.
-// Std hashes with the usual boost-style hash_combine, Absl with absl::Hash.
+// The baselines get their best ordinary use: heterogeneous lookup by
+// string_view and span, so an event already seen costs no copy and no
+// allocation, as in ours. Std hashes with the usual boost-style
+// hash_combine, Absl with absl::Hash.
 //
 // The workload: kernel stacks (0xffffffff81xxxxxx) and user stacks (a PIE
 // binary at 0x55.. and libraries at 0x7f..), 10-40 frames, leaf first, sharing
 // their root frames the way real stacks do (syscall entry, kthread, _start).
 // A few thousand (pid, comm, kstack, ustack) signatures are drawn with a Zipf
-// distribution, so most events repeat a hot stack. Events point into one pool
-// of frames instead of carrying copies: in the tools the frames come from a
-// perf ring buffer the kernel has just written, which is cache-hot too.
+// distribution, so most events repeat a hot stack. Each event's frames are
+// laid out one event after the other in one buffer that is read front to
+// back, as the tools read a perf ring buffer: 65,536 events (about 24 MB of
+// frames, more than the caches hold), replayed 16 times (BM_Events).
+// BM_EventsPool replays the same events with each event's frames read from
+// the one copy of its stack (about 1 MB), the first version's workload.
 //
-// BM_Memory_* intern 10,000 distinct stacks and count one key each, and report
-// the peak heap bytes (counted by the operator new below) per stack.
+// BM_Memory/*/N store N distinct stacks (10,000 and 100,000) with one count
+// key each, and report the peak heap bytes (counted by the operator new
+// below) per stack.
 #include <benchmark/benchmark.h>
 #include <malloc.h>
 
@@ -31,14 +49,17 @@
 #include <new>
 #include <random>
 #include <span>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/hash/hash.h"
 #include "absl/types/span.h"
-#include "aggregate/count_table.hpp"
-#include "aggregate/stack_table.hpp"
+#include "aggregate/stack_counts.hpp"
 
 // --- Heap accounting (only while g_track is set) ----------------------------
 
@@ -98,11 +119,10 @@ H AbslHashValue(H h, const StackKey& k) {
 
 namespace {
 
-using tracekit::aggregate::CountTable;
 using tracekit::aggregate::kNoStack;
+using tracekit::aggregate::StackCounts;
 using tracekit::aggregate::StackId;
 using tracekit::aggregate::StackKey;
-using tracekit::aggregate::StackTable;
 using Frames = std::span<const uint64_t>;
 using Stack = std::vector<uint64_t>;
 
@@ -112,7 +132,9 @@ constexpr size_t kKernelStacks = 2000;
 constexpr size_t kUserStacks = 3000;
 constexpr size_t kSignatures = 5000;
 constexpr size_t kProcesses = 64;
+constexpr size_t kComms = 40;
 constexpr size_t kEvents = 1 << 20;
+constexpr size_t kRingEvents = 1 << 16;
 constexpr double kZipfExponent = 1.0;
 
 struct Event {
@@ -120,12 +142,16 @@ struct Event {
   uint32_t comm;
   int32_t kstack;  // index into Workload::kstacks
   int32_t ustack;  // index into Workload::ustacks, -1 for none (kernel thread)
+  uint32_t at = 0;  // the kernel frames' index in Workload::ring, the user frames' after
+  uint16_t kframes = 0, uframes = 0;
 };
 
 struct Workload {
+  std::vector<std::string> comms;  // indexed by Event::comm
   std::vector<Stack> kstacks;
   std::vector<Stack> ustacks;
   std::vector<Event> events;
+  std::vector<uint64_t> ring;  // the frames of every event, in event order
 };
 
 // Function start addresses in a text range, 16-byte aligned.
@@ -187,17 +213,30 @@ Workload make_workload() {
   for (size_t i = 0; i < kKernelStacks; ++i) w.kstacks.push_back(make_stack(rng, kroots, kfuncs));
   for (size_t i = 0; i < kUserStacks; ++i) w.ustacks.push_back(make_stack(rng, uroots, ufuncs));
 
+  const char* const kNames[] = {"bash", "sshd", "kworker/0:1", "postgres", "java", "node",
+                                "systemd-journal", "containerd-shim", "nginx", "python3"};
+  for (size_t i = 0; i < kComms; ++i)
+    w.comms.push_back(std::string(kNames[i % 10]) + (i < 10 ? "" : "-" + std::to_string(i)));
   std::vector<Event> signatures(kSignatures);
   for (auto& s : signatures) {
     const auto proc = static_cast<uint32_t>(rng() % kProcesses);
     s.pid = 1000 + proc * 37;
-    s.comm = proc % 40;  // some processes share a name
+    s.comm = proc % kComms;  // some processes share a name
     s.kstack = static_cast<int32_t>(rng() % kKernelStacks);
     s.ustack = rng() % 5 == 0 ? -1 : static_cast<int32_t>(rng() % kUserStacks);
   }
   const Zipf zipf(kSignatures, kZipfExponent);
-  w.events.reserve(kEvents);
-  for (size_t i = 0; i < kEvents; ++i) w.events.push_back(signatures[zipf(rng)]);
+  w.events.reserve(kRingEvents);
+  for (size_t i = 0; i < kRingEvents; ++i) {
+    Event e = signatures[zipf(rng)];
+    e.at = static_cast<uint32_t>(w.ring.size());
+    e.kframes = static_cast<uint16_t>(w.kstacks[e.kstack].size());
+    e.uframes = e.ustack >= 0 ? static_cast<uint16_t>(w.ustacks[e.ustack].size()) : 0;
+    w.ring.insert(w.ring.end(), w.kstacks[e.kstack].begin(), w.kstacks[e.kstack].end());
+    if (e.ustack >= 0)
+      w.ring.insert(w.ring.end(), w.ustacks[e.ustack].begin(), w.ustacks[e.ustack].end());
+    w.events.push_back(e);
+  }
   return w;
 }
 
@@ -206,36 +245,84 @@ const Workload& workload() {
   return w;
 }
 
-// --- The three aggregators ---------------------------------------------------
+// --- The aggregators ------------------------------------------------------
 
 class TracekitAgg {
  public:
-  void add(uint32_t pid, uint32_t comm, Frames k, const Frames* u) {
-    const StackId kid = stacks_.intern(k);
-    const StackId uid = u != nullptr ? stacks_.intern(*u) : kNoStack;
-    counts_.add(StackKey{pid, comm, kid, uid});
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    counts_.add(pid, comm, k, u != nullptr ? std::optional<Frames>(*u) : std::nullopt, 1);
   }
-  size_t stacks() const { return stacks_.size(); }
-  size_t keys() const { return counts_.size(); }
+  size_t stacks() const { return counts_.stacks.size(); }
+  size_t keys() const { return counts_.counts.size(); }
 
  private:
-  StackTable stacks_{1 << 20};
-  CountTable counts_{1 << 20};
+  StackCounts counts_{1 << 20, 1 << 20};
 };
+
+// Floors, not aggregators: what any exact aggregator must at least do per
+// event. FloorRead reads every frame and name byte once (xor-summed);
+// FloorHash hashes the signature as StackCounts::add does. Neither stores
+// anything.
+class FloorReadAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    uint64_t x = pid ^ comm.size() ^ static_cast<unsigned char>(comm.empty() ? 0 : comm[0]);
+    for (uint64_t f : k) x ^= f;
+    if (u != nullptr)
+      for (uint64_t f : *u) x ^= f;
+    sink_ += x;
+  }
+  size_t stacks() const { return 0; }
+  size_t keys() const { return sink_ == 0; }
+
+ private:
+  uint64_t sink_ = 0;
+};
+
+class FloorHashAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    sink_ += tracekit::aggregate::SignatureTable::hash({pid, comm, k, u != nullptr ? *u : Frames()});
+  }
+  size_t stacks() const { return 0; }
+  size_t keys() const { return sink_ == 0; }
+
+ private:
+  uint64_t sink_ = 0;
+};
+
+class TracekitTablesAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    const StackKey key{pid, counts_.comms.intern(comm), counts_.side(k),
+                       u != nullptr ? counts_.side(*u) : kNoStack};
+    counts_.counts.add(key, 1);
+  }
+  size_t stacks() const { return counts_.stacks.size(); }
+  size_t keys() const { return counts_.counts.size(); }
+
+ private:
+  StackCounts counts_{1 << 20, 1 << 20};
+};
+
+inline size_t combine(size_t h, uint64_t v) {
+  return h ^ (std::hash<uint64_t>{}(v) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2));
+}
 
 // Transparent span hash/equality, so lookups need no temporary vector.
 struct ComboHash {
   using is_transparent = void;
   size_t operator()(Frames s) const {
     size_t h = s.size();
-    for (uint64_t f : s) h ^= std::hash<uint64_t>{}(f) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2);
+    for (uint64_t f : s) h = combine(h, f);
     return h;
   }
+  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   size_t operator()(const StackKey& k) const {
     size_t h = k.pid;
     for (uint64_t f :
          {uint64_t(k.comm), uint64_t(uint32_t(k.kernel)), uint64_t(uint32_t(k.user))}) {
-      h ^= std::hash<uint64_t>{}(f) + 0x9e3779b97f4a7c15 + (h << 6) + (h >> 2);
+      h = combine(h, f);
     }
     return h;
   }
@@ -246,76 +333,183 @@ struct AbslSpanHash {
     return absl::Hash<absl::Span<const uint64_t>>{}(absl::MakeConstSpan(s.data(), s.size()));
   }
 };
+// absl::string_view is not std::string_view in every build of absl.
+inline absl::string_view absl_view(std::string_view s) { return {s.data(), s.size()}; }
+struct AbslStrHash {
+  using is_transparent = void;
+  size_t operator()(std::string_view s) const { return absl::Hash<absl::string_view>{}(absl_view(s)); }
+};
 struct SpanEq {
   using is_transparent = void;
   bool operator()(Frames a, Frames b) const { return std::ranges::equal(a, b); }
 };
 
-template <class StackMap, class CountMap>
-class MapAgg {
+template <class NameMap, class StackMap, class CountMap>
+class TwoLevelAgg {
  public:
-  void add(uint32_t pid, uint32_t comm, Frames k, const Frames* u) {
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
     const StackId kid = intern(k);
     const StackId uid = u != nullptr ? intern(*u) : kNoStack;
-    ++counts_[StackKey{pid, comm, kid, uid}];
+    ++counts_[StackKey{pid, name(comm), kid, uid}];
   }
   size_t stacks() const { return stacks_.size(); }
   size_t keys() const { return counts_.size(); }
 
  private:
+  uint32_t name(std::string_view s) {
+    if (auto it = names_.find(s); it != names_.end()) return it->second;
+    const auto id = static_cast<uint32_t>(names_.size());
+    names_.emplace(std::string(s), id);
+    return id;
+  }
   StackId intern(Frames f) {
+    if (f.empty()) return kNoStack;
     if (auto it = stacks_.find(f); it != stacks_.end()) return it->second;
     const auto id = static_cast<StackId>(stacks_.size());
     stacks_.emplace(Stack(f.begin(), f.end()), id);
     return id;
   }
+  NameMap names_;
   StackMap stacks_;
   CountMap counts_;
 };
 
-using StdAgg = MapAgg<std::unordered_map<Stack, StackId, ComboHash, SpanEq>,
-                      std::unordered_map<StackKey, uint64_t, ComboHash>>;
-using AbslAgg = MapAgg<absl::flat_hash_map<Stack, StackId, AbslSpanHash, SpanEq>,
-                       absl::flat_hash_map<StackKey, uint64_t>>;
+using StdTwoLevelAgg =
+    TwoLevelAgg<std::unordered_map<std::string, uint32_t, ComboHash, std::equal_to<>>,
+                std::unordered_map<Stack, StackId, ComboHash, SpanEq>,
+                std::unordered_map<StackKey, uint64_t, ComboHash>>;
+using AbslTwoLevelAgg = TwoLevelAgg<absl::flat_hash_map<std::string, uint32_t, AbslStrHash, std::equal_to<>>,
+                                    absl::flat_hash_map<Stack, StackId, AbslSpanHash, SpanEq>,
+                                    absl::flat_hash_map<StackKey, uint64_t>>;
+
+// The whole signature as one key; SigView is its lookup form.
+struct Sig {
+  uint32_t pid;
+  std::string comm;
+  Stack kernel, user;
+};
+struct SigView {
+  uint32_t pid;
+  std::string_view comm;
+  Frames kernel, user;
+  SigView(uint32_t p, std::string_view c, Frames k, Frames u) : pid(p), comm(c), kernel(k), user(u) {}
+  SigView(const Sig& s) : pid(s.pid), comm(s.comm), kernel(s.kernel), user(s.user) {}  // NOLINT
+};
+struct SigHash {
+  using is_transparent = void;
+  size_t operator()(const SigView& s) const {
+    size_t h = combine(s.pid, std::hash<std::string_view>{}(s.comm));
+    h = combine(h, s.kernel.size());
+    for (uint64_t f : s.kernel) h = combine(h, f);
+    h = combine(h, s.user.size());
+    for (uint64_t f : s.user) h = combine(h, f);
+    return h;
+  }
+};
+struct AbslSigHash {
+  using is_transparent = void;
+  size_t operator()(const SigView& s) const {
+    return absl::HashOf(s.pid, absl_view(s.comm), absl::MakeConstSpan(s.kernel.data(), s.kernel.size()),
+                        absl::MakeConstSpan(s.user.data(), s.user.size()));
+  }
+};
+struct SigEq {
+  using is_transparent = void;
+  bool operator()(const SigView& a, const SigView& b) const {
+    return a.pid == b.pid && a.comm == b.comm && std::ranges::equal(a.kernel, b.kernel) &&
+           std::ranges::equal(a.user, b.user);
+  }
+};
+
+// Stacks are interned only for a new signature, to count distinct stacks
+// (the report needs them by id); that is per key, not per event.
+template <class SigMap>
+class SingleKeyAgg {
+ public:
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    const SigView v(pid, comm, k, u != nullptr ? *u : Frames());
+    if (auto it = totals_.find(v); it != totals_.end()) {
+      ++it->second;
+      return;
+    }
+    totals_.emplace(Sig{pid, std::string(comm), Stack(k.begin(), k.end()),
+                        u != nullptr ? Stack(u->begin(), u->end()) : Stack()},
+                    1);
+  }
+  size_t stacks() const {
+    std::unordered_set<Frames, ComboHash, SpanEq> distinct;
+    for (const auto& [sig, total] : totals_) {
+      if (!sig.kernel.empty()) distinct.insert(Frames(sig.kernel));
+      if (!sig.user.empty()) distinct.insert(Frames(sig.user));
+    }
+    return distinct.size();
+  }
+  size_t keys() const { return totals_.size(); }
+
+ private:
+  SigMap totals_;
+};
+
+using StdSingleKeyAgg = SingleKeyAgg<std::unordered_map<Sig, uint64_t, SigHash, SigEq>>;
+using AbslSingleKeyAgg = SingleKeyAgg<absl::flat_hash_map<Sig, uint64_t, AbslSigHash, SigEq>>;
 
 // --- Benchmarks --------------------------------------------------------------
 
 // Replays the whole event stream into fresh tables each iteration: one
-// profiling session, first sightings included.
-template <class Agg>
+// profiling session, first sightings included. kRing: each event's frames
+// read from the ring-like buffer (BM_Events); else from the stacks
+// themselves, one copy of each, about 1 MB in all (BM_EventsPool: the
+// workload of the first version of this benchmark, whose frames stay in
+// cache).
+template <class Agg, bool kRing>
 void BM_Events(benchmark::State& state) {
   const Workload& w = workload();
   size_t stacks = 0, keys = 0;
   for (auto _ : state) {
     Agg agg;
-    for (const Event& e : w.events) {
-      const Frames k = w.kstacks[e.kstack];
-      if (e.ustack >= 0) {
-        const Frames u = w.ustacks[e.ustack];
-        agg.add(e.pid, e.comm, k, &u);
-      } else {
-        agg.add(e.pid, e.comm, k, nullptr);
+    for (size_t rep = 0; rep < kEvents / kRingEvents; ++rep) {
+      for (const Event& e : w.events) {
+        const std::string_view comm = w.comms[e.comm];
+        if constexpr (kRing) {
+          const Frames k(w.ring.data() + e.at, e.kframes);
+          if (e.ustack >= 0) {
+            const Frames u(k.data() + k.size(), e.uframes);
+            agg.add(e.pid, comm, k, &u);
+          } else {
+            agg.add(e.pid, comm, k, nullptr);
+          }
+        } else {
+          const Frames k = w.kstacks[e.kstack];
+          if (e.ustack >= 0) {
+            const Frames u = w.ustacks[e.ustack];
+            agg.add(e.pid, comm, k, &u);
+          } else {
+            agg.add(e.pid, comm, k, nullptr);
+          }
+        }
       }
     }
-    stacks = agg.stacks();
     keys = agg.keys();
-    benchmark::DoNotOptimize(stacks);
+    benchmark::DoNotOptimize(keys);
+    state.PauseTiming();
+    stacks = agg.stacks();
+    state.ResumeTiming();
   }
-  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(w.events.size()));
+  state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(kEvents));
   state.counters["distinct_stacks"] = double(stacks);
   state.counters["distinct_keys"] = double(keys);
 }
 
-// Peak heap while storing 10,000 distinct stacks (10-40 frames, 25 on
-// average) and one count key per stack.
+// Peak heap while storing N distinct stacks (10-40 frames, 25 on average)
+// and one count key per stack (pid i, one process name).
 template <class Agg>
 void BM_Memory(benchmark::State& state) {
-  constexpr size_t kDistinct = 10000;
+  const auto distinct = static_cast<size_t>(state.range(0));
   std::mt19937_64 rng(7);
   const auto funcs = functions(rng, 0xffffffff81000000, 0x1000000, 6000);
   const auto roots = make_roots(rng, funcs);
   std::vector<Stack> pool;
-  for (size_t i = 0; i < kDistinct; ++i) pool.push_back(make_stack(rng, roots, funcs));
+  for (size_t i = 0; i < distinct; ++i) pool.push_back(make_stack(rng, roots, funcs));
   size_t frames = 0;
   for (const auto& s : pool) frames += s.size();
 
@@ -325,31 +519,39 @@ void BM_Memory(benchmark::State& state) {
     g_track = true;
     {
       Agg agg;
-      for (size_t i = 0; i < pool.size(); ++i) agg.add(uint32_t(i), 0, pool[i], nullptr);
+      for (size_t i = 0; i < pool.size(); ++i) agg.add(uint32_t(i), "bench", pool[i], nullptr);
+        g_track = false;
       stacks = agg.stacks();
       benchmark::DoNotOptimize(stacks);
     }
-    g_track = false;
     peak = g_peak;
   }
   state.counters["distinct_stacks"] = double(stacks);
   state.counters["peak_KiB"] = double(peak) / 1024;
-  state.counters["bytes_per_stack"] = double(peak) / double(kDistinct);
-  state.counters["frame_bytes_per_stack"] = double(frames * 8) / double(kDistinct);
+  state.counters["bytes_per_stack"] = double(peak) / double(distinct);
+  state.counters["frame_bytes_per_stack"] = double(frames * 8) / double(distinct);
 }
 
-BENCHMARK_TEMPLATE(BM_Events, TracekitAgg)
-    ->Name("BM_Events/Tracekit")
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_Events, StdAgg)
-    ->Name("BM_Events/StdUnorderedMap")
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_Events, AbslAgg)
-    ->Name("BM_Events/AbslFlatHashMap")
-    ->Unit(benchmark::kMillisecond);
-BENCHMARK_TEMPLATE(BM_Memory, TracekitAgg)->Name("BM_Memory/Tracekit")->Iterations(3);
-BENCHMARK_TEMPLATE(BM_Memory, StdAgg)->Name("BM_Memory/StdUnorderedMap")->Iterations(3);
-BENCHMARK_TEMPLATE(BM_Memory, AbslAgg)->Name("BM_Memory/AbslFlatHashMap")->Iterations(3);
+#define AGG_BENCH(name, agg)                                                                    \
+  BENCHMARK_TEMPLATE(BM_Events, agg, true)->Name("BM_Events/" name)->Unit(benchmark::kMillisecond); \
+  BENCHMARK_TEMPLATE(BM_Events, agg, false)                                                     \
+      ->Name("BM_EventsPool/" name)                                                             \
+      ->Unit(benchmark::kMillisecond);                                                          \
+  BENCHMARK_TEMPLATE(BM_Memory, agg)                                                            \
+      ->Name("BM_Memory/" name)                                                                 \
+      ->Arg(10000)                                                                              \
+      ->Arg(100000)                                                                             \
+      ->Iterations(1)
+AGG_BENCH("Tracekit", TracekitAgg);
+AGG_BENCH("TracekitTables", TracekitTablesAgg);
+BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, true)->Name("BM_Events/FloorRead")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, false)->Name("BM_EventsPool/FloorRead")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, true)->Name("BM_Events/FloorHash")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, false)->Name("BM_EventsPool/FloorHash")->Unit(benchmark::kMillisecond);
+AGG_BENCH("StdTwoLevel", StdTwoLevelAgg);
+AGG_BENCH("AbslTwoLevel", AbslTwoLevelAgg);
+AGG_BENCH("StdSingleKey", StdSingleKeyAgg);
+AGG_BENCH("AbslSingleKey", AbslSingleKeyAgg);
 
 }  // namespace
 

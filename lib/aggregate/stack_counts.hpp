@@ -1,6 +1,8 @@
 // The tables a stack tool aggregates into: stacks interned once (kernel and
 // user stacks share one table, like bcc's single stack_traces map), process
 // names interned, and a total per (pid, comm, kernel stack, user stack).
+// add() goes through a signature table first (signature_table.hpp), so an
+// event seen before costs one lookup.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <string_view>
 
 #include "aggregate/count_table.hpp"
+#include "aggregate/signature_table.hpp"
 #include "aggregate/stack_table.hpp"
 #include "aggregate/string_table.hpp"
 
@@ -27,16 +30,28 @@ struct StackCounts {
   }
 
   // Adds value to the total of (pid, comm, kernel, user). False when the key
-  // table was full (counted in counts.dropped()).
+  // table was full (counted in counts.dropped()). The same totals, lost
+  // stacks and dropped keys as counts.add() of the key made with comms and
+  // side(); a signature is remembered only when its stacks were stored and
+  // its key kept, so the signature table holds at most one entry per key.
   bool add(uint32_t pid, std::string_view comm, std::optional<std::span<const uint64_t>> kernel,
            std::optional<std::span<const uint64_t>> user, uint64_t value) {
-    StackKey key{pid, comms.intern(comm), side(kernel), side(user)};
-    return counts.add(key, value);
+    const Signature s{pid, comm, kernel.value_or(std::span<const uint64_t>()),
+                      user.value_or(std::span<const uint64_t>())};
+    const uint64_t h = SignatureTable::hash(s);
+    const uint32_t key = signatures.find(s, h);
+    if (key == SignatureTable::kAbsent) return add_new(s, h, value);
+    counts.add_at(key, value);
+    return true;
   }
 
   StackTable stacks;
   CountTable counts;
   StringTable comms;
+  SignatureTable signatures;
+
+ private:
+  bool add_new(const Signature& s, uint64_t h, uint64_t value);
 };
 
 }  // namespace tracekit::aggregate

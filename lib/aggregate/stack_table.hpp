@@ -6,9 +6,10 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <span>
 #include <vector>
+
+#include "aggregate/arena.hpp"
 
 namespace tracekit::aggregate {
 
@@ -29,6 +30,13 @@ class StackTable {
   // full (counted in lost()).
   StackId intern(std::span<const uint64_t> frames);
 
+  // intern() of a stack the caller has already stored as a record: a header
+  // word whose low 32 bits are the length, then the frames. A new stack is
+  // stored as that record itself, not copied: the caller keeps it, unchanged
+  // but for the header's high 32 bits (set here to the id), as long as this
+  // table. Sets the header's id in every case (kStackLost: lost).
+  StackId adopt(uint64_t* record);
+
   // The frames of id, leaf first. id must come from intern() of this table;
   // an id that names no stored stack (kNoStack, kStackLost) gives an empty
   // span. The span points into the table and stays valid as long as the
@@ -48,16 +56,22 @@ class StackTable {
     uint64_t hash;
     const uint64_t* record;  // nullptr: empty slot
   };
-  const uint64_t* store(std::span<const uint64_t> frames, StackId id);
+  // The id of frames (hash h) if stored, else the slot to store it in.
+  struct Found {
+    StackId id;
+    size_t slot;
+  };
+  Found find(std::span<const uint64_t> frames, uint64_t h) const;
+  // Whether a new stack can be stored (else counted in lost_).
+  bool room(size_t n);
+  StackId insert(uint64_t* record, uint64_t h, size_t slot);
   void grow();
 
   size_t capacity_;
   uint64_t lost_ = 0;
-  std::vector<Slot> slots_;                          // power-of-two size, linear probing
-  std::vector<const uint64_t*> records_;             // indexed by id
-  std::vector<std::unique_ptr<uint64_t[]>> chunks_;  // the arena; never moves
-  uint64_t* free_ = nullptr;                         // unused tail of the newest chunk
-  size_t free_words_ = 0;
+  std::vector<Slot> slots_;               // power-of-two size, linear probing
+  std::vector<const uint64_t*> records_;  // indexed by id
+  Arena arena_;                           // the records intern() stores
 };
 
 }  // namespace tracekit::aggregate

@@ -1,0 +1,68 @@
+// The front of StackCounts: each event signature (pid, process name, kernel
+// frames, user frames) seen before, mapped to its key's index in the
+// CountTable. A repeat event then costs one hash pass over its frames, one
+// slot and one record, instead of interning the name and both stacks and
+// then looking the key up (five random memory accesses). New signatures go
+// through the tables behind it and are added here once their key is known.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "aggregate/arena.hpp"
+
+namespace tracekit::aggregate {
+
+struct Signature {
+  uint32_t pid = 0;
+  std::string_view comm;
+  std::span<const uint64_t> kernel;  // empty: none
+  std::span<const uint64_t> user;
+};
+
+class SignatureTable {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+
+  SignatureTable();
+
+  static uint64_t hash(const Signature& s);
+  // The key index stored for s (of hash h), or kAbsent.
+  uint32_t find(const Signature& s, uint64_t h) const;
+
+  // A new signature's record, written to the arena but not yet in the table:
+  // its two stack records (a header word with the length, then the frames;
+  // the format StackTable::adopt takes) can be adopted by a StackTable
+  // before insert() or discard().
+  struct Staged {
+    uint64_t* record = nullptr;
+    size_t words = 0;
+    uint64_t* kernel = nullptr;  // the kernel stack's record
+    uint64_t* user = nullptr;
+  };
+  Staged stage(const Signature& s);
+  // Adds the staged signature (hash h), with its key index.
+  void insert(const Staged& st, uint64_t h, uint32_t key);
+  // Drops the staged signature, whose record nothing adopted.
+  void discard(const Staged& st) { arena_.release_last(st.record, st.words); }
+
+  size_t size() const { return size_; }
+
+ private:
+  // A record: pid | key index << 32, the name's length, the name (zero
+  // padded to whole words), the kernel stack record, the user stack record.
+  struct Slot {
+    uint64_t hash;
+    const uint64_t* record;  // nullptr: empty slot
+  };
+  void grow();
+
+  size_t size_ = 0;
+  std::vector<Slot> slots_;  // power-of-two size, linear probing
+  Arena arena_;
+};
+
+}  // namespace tracekit::aggregate
