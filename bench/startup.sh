@@ -30,7 +30,10 @@
 # fresh instance, writing 1 then 0 to every sys_enter_* event's enable file,
 # and removing the instance.
 #
-# Environment: RUNS (3), WAIT_MS (200: ready to SIGINT), PARTS ("tools
+# A tracer still running STOP_LIMIT ms after its SIGINT (bpftrace printing
+# user stacks can take minutes) is killed, and counted as STOP_LIMIT.
+#
+# Environment: RUNS (3), WAIT_MS (200: ready to SIGINT), STOP_LIMIT (10000), PARTS ("tools
 # many"), TOOLS (the tools part's tools: see tool_cmd), TRACERS ("tracekit
 # bpftrace perf"), MANY_RUNS (1), READY_TIMEOUT (30 s; 120 for many),
 # TRACEKIT (build/bin/tracekit, copied first), TMPDIR, KEEP_TMP=1,
@@ -48,6 +51,8 @@ WAIT_MS=${WAIT_MS:-200}
 PARTS=${PARTS:-tools many}
 TRACERS=${TRACERS:-tracekit bpftrace perf}
 MANY_RUNS=${MANY_RUNS:-1}
+STOP_LIMIT=${STOP_LIMIT:-10000} # ms after SIGINT, then SIGKILL (counted as this)
+STOP_NOTE=""                   # configurations killed that way
 ALL_TOOLS="profile offcputime stackcount-K stackcount stacksnoop tpoint uprobe execsnoop opensnoop
 killsnoop syscount iosnoop iolatency bitesize tcpretrans funccount"
 NO_KERNEL_TOOLS="cachestat kprobe functrace funcgraph funcslower"
@@ -74,7 +79,8 @@ cat >"$TMP/startlat.c" <<'EOF'
  * thread is blocked in one of the syscalls NRS (comma-separated numbers)
  * holding at least one perf_event fd; then WAIT_MS later a SIGINT, and
  * STOP_MS from the SIGINT to the exit. "timeout" or "died" instead of
- * READY_MS if it never got ready. */
+ * READY_MS if it never got ready; ">K" for STOP_MS when it had not exited
+ * K ms after the SIGINT (-k, then SIGKILL). */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -132,14 +138,15 @@ static int blocked_in(pid_t pid, const char *nrs) {
 
 int main(int argc, char **argv) {
   const char *re = NULL, *nrs = NULL, *out = "/dev/null";
-  double timeout = 30000, wait = 100;
+  double timeout = 30000, wait = 100, stop_limit = 1e12;
   int c;
-  while ((c = getopt(argc, argv, "+r:s:t:w:o:")) != -1) switch (c) {
+  while ((c = getopt(argc, argv, "+r:s:t:w:o:k:")) != -1) switch (c) {
       case 'r': re = optarg; break;
       case 's': nrs = optarg; break;
       case 't': timeout = atof(optarg); break;
       case 'w': wait = atof(optarg); break;
       case 'o': out = optarg; break;
+      case 'k': stop_limit = atof(optarg); break;
       default: return 2;
     }
   if (optind >= argc) return 2;
@@ -191,6 +198,11 @@ int main(int argc, char **argv) {
     } else if (sent < 0 && t - ready >= wait) {
       kill(pid, SIGINT);
       sent = now_ms();
+    } else if (sent >= 0 && !exited && t - sent > stop_limit) {
+      kill(pid, SIGKILL);
+      waitpid(pid, NULL, 0);
+      printf("%.1f >%.0f killed\n", ready - t0, stop_limit);
+      return 0;
     }
     if (exited && sent >= 0) break;
     if (exited) { printf("%.1f died %d\n", ready - t0, WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status)); return 0; }
@@ -281,10 +293,12 @@ tool_cmd() {
 # RC, or READY=fail and WHY
 timed() {
   local out
-  out=$("$TMP/startlat" ${RX:+-r "$RX"} ${NRS:+-s "$(tr ' ' ',' <<<"$NRS")"} -t $(($2 * 1000)) \
+  out=$("$TMP/startlat" -k "$STOP_LIMIT" ${RX:+-r "$RX"} ${NRS:+-s "$(tr ' ' ',' <<<"$NRS")"} -t $(($2 * 1000)) \
     -w "$WAIT_MS" -o "$TMP/out.$1" -- "${CMD[@]}")
   read -r READY STOP _ <<<"$out"
-  if [[ ! $READY =~ ^[0-9.]+$ || ! $STOP =~ ^[0-9.]+$ ]]; then
+  if [[ $STOP == '>'* ]]; then # still running STOP_LIMIT after SIGINT: killed
+    STOP=$STOP_LIMIT STOP_NOTE+="$1 "
+  elif [[ ! $READY =~ ^[0-9.]+$ || ! $STOP =~ ^[0-9.]+$ ]]; then
     WHY="$READY; $(grep -v -e RLIMIT_MEMLOCK -e '^$' "$TMP/out.$1" | head -n 1 | cut -c1-150)"
     READY=fail
   fi
@@ -351,10 +365,10 @@ if [[ " $PARTS " == *" many "* ]]; then
     round_order "$r" "${MANY[@]}"
     for cfg in "${ORDER[@]}"; do
       [[ " $TRACERS " == *" ${cfg#*:} "* && -z ${FAIL[many:$cfg]:-} ]] || continue
-      command -v "${cfg%%:*}" >/dev/null || [[ ${cfg#*:} == tracekit ]] || continue
+      command -v "${cfg%%[ :]*}" >/dev/null || [[ ${cfg#*:} == tracekit ]] || continue
       many_cmd "${cfg%%:*}"
       log "many: ${cfg%%:*} ($nev tracepoints)"
-      timed many "$((READY_TIMEOUT > 120 ? READY_TIMEOUT : 120))"
+      STOP_LIMIT=300000 timed many "$((READY_TIMEOUT > 120 ? READY_TIMEOUT : 120))"
       if [[ $READY == fail ]]; then FAIL[many:$cfg]="failed: $WHY"; continue; fi
       MRD[$cfg]+="$READY " MTD[$cfg]+="$STOP "
     done
@@ -465,5 +479,6 @@ if [[ " $PARTS " == *" many "* ]]; then
 fi
 
 echo
+[[ -n $STOP_NOTE ]] && echo "killed ${STOP_LIMIT} ms after SIGINT (counted as that): $STOP_NOTE"
 load_summary
 tracefs_report "$TRACEFS_BEFORE" "$(tracefs_state)"
