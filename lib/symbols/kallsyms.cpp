@@ -12,6 +12,8 @@
 #include "symbols/kallsyms.hpp"
 
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -165,11 +167,19 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
       if (parse_table(*head).syms.empty())
         return Error{0, "no usable kernel symbol addresses in", path,
                      "run as root, or set sysctl kernel.kptr_restrict=0"};
+      // The thread starts with every signal blocked (a new thread inherits
+      // its creator's mask): a Ctrl-C delivered to it would set the stop
+      // flag without interrupting the main thread's poll(), so the tool
+      // would not stop until that poll timed out.
+      sigset_t all, saved;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &saved);
       shared = std::async(std::launch::async, [p = path] {
                  auto text = read_file(p);
                  return std::make_shared<const Table>(
                      text ? parse_table(std::string_view(*text)) : Table{});
                }).share();
+      pthread_sigmask(SIG_SETMASK, &saved, nullptr);
     }
     KernelSymbols ks;
     ks.pending_ = shared;
