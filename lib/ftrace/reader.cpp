@@ -191,18 +191,30 @@ Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& i
     if (std::find(wanted.begin(), wanted.end(), s) == wanted.end()) wanted.push_back(s);
   if (std::find(wanted.begin(), wanted.end(), "ftrace") == wanted.end()) wanted.push_back("ftrace");
   std::vector<FormatText> formats;
-  for (auto& s : wanted)
+  for (auto& s : wanted) {
+    // "system/event": that event's format alone (a system can have
+    // hundreds: syscalls has 700, parsed in tens of milliseconds).
+    if (auto slash = s.find('/'); slash != std::string::npos) {
+      std::string path = tracing_dir + "/events/" + s + "/format";
+      auto text = read_file(path);
+      if (!text)
+        return Error{text.error().err, "cannot read an event format", path,
+                     "see " + tracing_dir + "/available_events"};
+      formats.push_back({s.substr(0, slash), std::move(*text)});
+      continue;
+    }
     if (auto st = read_system_formats(tracing_dir, s, formats); !st) return st.error();
+  }
   auto tep = tep_from_formats(*header, formats);
   if (!tep) return tep.error();
   impl->tep = std::move(*tep);
 
   // Without usable kallsyms (not root, kptr_restrict) stacks are still
-  // read, just not stripped of tracing frames. Only kernel stacks need them:
-  // reading and parsing kallsyms is most of a short run's start-up on a
-  // slow machine.
+  // read, just not stripped of tracing frames. Only kernel stacks need them;
+  // the table loads in the background (symbols/kallsyms.hpp), and the first
+  // stack decoded waits for it, while the buffer holds the events.
   if (stacks.kernel)
-    if (auto syms = symbols::KernelSymbols::load(); syms && syms->size() > 0)
+    if (auto syms = symbols::KernelSymbols::load())
       impl->symbols = std::make_unique<symbols::KernelSymbols>(std::move(*syms));
 
   auto dec = Decoder::create(impl->tep.get(), stacks, impl->symbols.get());

@@ -72,9 +72,9 @@ class Reader {
  public:
   // Opens every online CPU's raw buffer of the instance named instance
   // (instances/<instance> under tracing_dir; "" for the top level), with
-  // libtraceevent loaded with the formats of the given event systems (the
-  // "ftrace" system, which defines kernel_stack and user_stack, is always
-  // added). stacks: the stack records to expect after events and pair.
+  // libtraceevent loaded with the formats of the given event systems, or
+  // of single events where an entry is "system/event" (the "ftrace"
+  // system, which defines kernel_stack and user_stack, is always added). stacks: the stack records to expect after events and pair.
   static Result<Reader> open(const std::string& tracing_dir, const std::string& instance,
                              const std::vector<std::string>& systems, StackKinds stacks);
 

@@ -46,6 +46,11 @@ namespace tracekit::session {
 
 enum class Backend { kAuto, kFtrace, kPerf };
 
+// Above this many events, stacks come from options/stacktrace rather than
+// a trigger per event: removing a trigger costs the kernel a
+// synchronisation (about 80 ms here), the option nothing per event.
+inline constexpr size_t kMaxTriggerEvents = 16;
+
 struct CaptureOptions {
   std::optional<int> pid;   // -p: every thread of this process; none: all
   // With pid (ftrace): the processes it starts too, at any depth (a command
@@ -58,7 +63,8 @@ struct CaptureOptions {
   bool stacks = true;       // ftrace: stacktrace triggers / func_stack_trace
   // Stacks from the instance's options/stacktrace (written only for the
   // events the filters keep, one switch to undo) rather than a trigger per
-  // event; triggers where the instance has no such option.
+  // event; triggers where the instance has no such option. Taken anyway for
+  // more than kMaxTriggerEvents events.
   bool stack_option = false;
   // ftrace: user stacks from the instance's options/userstacktrace (the
   // kernel walks user frame pointers, at most 8 frames).

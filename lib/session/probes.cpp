@@ -37,13 +37,6 @@ bool Probes::raw_syscalls() const {
                      [](const TraceEvent& e) { return !e.syscalls.empty(); });
 }
 
-std::vector<std::string> Probes::systems() const {
-  std::vector<std::string> s;
-  for (const auto& e : events_)
-    if (std::find(s.begin(), s.end(), e.system) == s.end()) s.push_back(e.system);
-  return s;
-}
-
 Result<Probes> Probes::create(const std::string& tracing_dir,
                               const std::vector<probe::Target>& targets, bool function_tracer) {
   Probes p;

@@ -55,8 +55,6 @@ class Probes {
   // Whether some syscalls:* targets are traced through raw_syscalls.
   bool raw_syscalls() const;
   const std::vector<std::string>& skipped() const { return skipped_; }
-  // The event systems to load formats for (tracepoint systems, the group).
-  std::vector<std::string> systems() const;
 
  private:
   Probes() = default;

@@ -11,8 +11,15 @@
 // module's last symbol is accepted up to the next symbol.
 #include "symbols/kallsyms.hpp"
 
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <iterator>
+#include <mutex>
 #include <string_view>
 #include <unordered_map>
 
@@ -40,15 +47,21 @@ KernelSymbols KernelSymbols::parse(std::istream& in) {
 }
 
 KernelSymbols KernelSymbols::parse(std::string_view text) {
+  KernelSymbols ks;
+  ks.table_ = std::make_shared<const Table>(parse_table(text));
+  return ks;
+}
+
+KernelSymbols::Table KernelSymbols::parse_table(std::string_view text) {
   struct Parsed {
     uint64_t addr;
     int rank;
     uint32_t name, module;
   };
-  KernelSymbols ks;
+  Table table;
   std::vector<Parsed> parsed;
   std::unordered_map<std::string, uint32_t> modules;
-  ks.names_.push_back('\0');  // offset 0 is "", the vmlinux module name
+  table.names.push_back('\0');  // offset 0 is "", the vmlinux module name
 
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -77,20 +90,20 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
         mod = {};
     }
     if (mod.empty() && is_text_end(name)) {
-      ks.text_ends_.push_back(*addr);
+      table.text_ends.push_back(*addr);
       continue;
     }
     uint32_t mod_off = 0;
     if (!mod.empty()) {
       auto [it, fresh] = modules.try_emplace(std::string(mod), 0);
       if (fresh) {
-        it->second = static_cast<uint32_t>(ks.names_.size());
-        ks.names_.append(mod).push_back('\0');
+        it->second = static_cast<uint32_t>(table.names.size());
+        table.names.append(mod).push_back('\0');
       }
       mod_off = it->second;
     }
-    auto name_off = static_cast<uint32_t>(ks.names_.size());
-    ks.names_.append(name).push_back('\0');
+    auto name_off = static_cast<uint32_t>(table.names.size());
+    table.names.append(name).push_back('\0');
     parsed.push_back({*addr, rank(type, name), name_off, mod_off});
   }
 
@@ -98,16 +111,80 @@ KernelSymbols KernelSymbols::parse(std::string_view text) {
   std::stable_sort(parsed.begin(), parsed.end(), [](const Parsed& a, const Parsed& b) {
     return a.addr != b.addr ? a.addr < b.addr : a.rank < b.rank;
   });
-  ks.syms_.reserve(parsed.size());
+  table.syms.reserve(parsed.size());
   for (const Parsed& p : parsed) {
-    if (!ks.syms_.empty() && ks.syms_.back().addr == p.addr) continue;
-    ks.syms_.push_back({p.addr, p.name, p.module});
+    if (!table.syms.empty() && table.syms.back().addr == p.addr) continue;
+    table.syms.push_back({p.addr, p.name, p.module});
   }
-  std::sort(ks.text_ends_.begin(), ks.text_ends_.end());
-  return ks;
+  std::sort(table.text_ends.begin(), table.text_ends.end());
+  return table;
 }
 
+namespace {
+
+constexpr std::string_view kKallsyms = "/proc/kallsyms";
+
+// The first lines of path (up to 64 KiB, whole lines only); nullopt when it
+// cannot be opened or read.
+std::optional<std::string> head_of(const std::string& path, int* err) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *err = errno;
+    return std::nullopt;
+  }
+  std::string text(64 * 1024, '\0');
+  size_t got = 0;
+  while (got < text.size()) {
+    ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *err = errno;
+      ::close(fd);
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  text.resize(got);
+  if (auto nl = text.rfind('\n'); nl != std::string::npos) text.resize(nl + 1);
+  return text;
+}
+
+}  // namespace
+
 Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
+  if (path == kKallsyms) {
+    // One background load per process, shared by every caller.
+    static std::mutex mu;
+    static std::shared_future<std::shared_ptr<const Table>> shared;
+    std::lock_guard lock(mu);
+    if (!shared.valid()) {
+      int err = 0;
+      auto head = head_of(path, &err);
+      if (!head) return Error{err, "cannot read kernel symbols", path, {}};
+      // kptr_restrict shows every address as 0: its first lines tell.
+      if (parse_table(*head).syms.empty())
+        return Error{0, "no usable kernel symbol addresses in", path,
+                     "run as root, or set sysctl kernel.kptr_restrict=0"};
+      // The thread starts with every signal blocked (a new thread inherits
+      // its creator's mask): a Ctrl-C delivered to it would set the stop
+      // flag without interrupting the main thread's poll(), so the tool
+      // would not stop until that poll timed out.
+      sigset_t all, saved;
+      sigfillset(&all);
+      pthread_sigmask(SIG_SETMASK, &all, &saved);
+      shared = std::async(std::launch::async, [p = path] {
+                 auto text = read_file(p);
+                 return std::make_shared<const Table>(
+                     text ? parse_table(std::string_view(*text)) : Table{});
+               }).share();
+      pthread_sigmask(SIG_SETMASK, &saved, nullptr);
+    }
+    KernelSymbols ks;
+    ks.pending_ = shared;
+    return ks;
+  }
   auto text = read_file(path);
   if (!text) return Error{text.error().err, "cannot read kernel symbols", path, {}};
   KernelSymbols ks = parse(std::string_view(*text));
@@ -117,23 +194,32 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
   return ks;
 }
 
+void KernelSymbols::resolve() const {
+  static const auto empty = std::make_shared<const Table>();
+  table_ = pending_.valid() ? pending_.get() : empty;
+}
+
 std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address) const {
   // A return address points after the call; the call itself may have been
   // the last instruction of the function (a noreturn call), so the caller is
   // found at addr-1.
   if (return_address && addr == 0) return std::nullopt;
   uint64_t a = return_address ? addr - 1 : addr;
-  auto it = std::upper_bound(syms_.begin(), syms_.end(), a,
+  const Table& t = table();
+  const auto& syms = t.syms;
+  const auto& names = t.names;
+  const auto& text_ends = t.text_ends;
+  auto it = std::upper_bound(syms.begin(), syms.end(), a,
                              [](uint64_t v, const Sym& s) { return v < s.addr; });
-  if (it == syms_.begin()) return std::nullopt;
+  if (it == syms.begin()) return std::nullopt;
   const Sym& sym = *std::prev(it);
   if (sym.module == 0) {
-    auto end = std::upper_bound(text_ends_.begin(), text_ends_.end(), sym.addr);
-    if (end != text_ends_.end() && a >= *end) return std::nullopt;
+    auto end = std::upper_bound(text_ends.begin(), text_ends.end(), sym.addr);
+    if (end != text_ends.end() && a >= *end) return std::nullopt;
   }
-  return Resolved{std::string_view(names_.data() + sym.name), addr - sym.addr,
-                  std::string_view(names_.data() + sym.module),
-                  it != syms_.end() ? it->addr - sym.addr : 0};
+  return Resolved{std::string_view(names.data() + sym.name), addr - sym.addr,
+                  std::string_view(names.data() + sym.module),
+                  it != syms.end() ? it->addr - sym.addr : 0};
 }
 
 }  // namespace tracekit::symbols
@@ -141,18 +227,22 @@ std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address
 namespace tracekit::symbols {
 
 std::optional<KernelSymbols::Range> KernelSymbols::text_range(std::string_view module) const {
+  const Table& t = table();
+  const auto& syms = t.syms;
+  const auto& names = t.names;
+  const auto& text_ends = t.text_ends;
   std::optional<size_t> first, last;
-  for (size_t i = 0; i < syms_.size(); ++i) {
-    if (std::string_view(names_.data() + syms_[i].module) != module) continue;
+  for (size_t i = 0; i < syms.size(); ++i) {
+    if (std::string_view(names.data() + syms[i].module) != module) continue;
     if (!first) first = i;
     last = i;
   }
   if (!first) return std::nullopt;
-  Range r{syms_[*first].addr, *last + 1 < syms_.size() ? syms_[*last + 1].addr : UINT64_MAX};
+  Range r{syms[*first].addr, *last + 1 < syms.size() ? syms[*last + 1].addr : UINT64_MAX};
   // vmlinux' last symbol ends at the text end marker above it, as in lookup().
   if (module.empty()) {
-    auto end = std::upper_bound(text_ends_.begin(), text_ends_.end(), syms_[*last].addr);
-    if (end != text_ends_.end()) r.end = *end;
+    auto end = std::upper_bound(text_ends.begin(), text_ends.end(), syms[*last].addr);
+    if (end != text_ends.end()) r.end = *end;
   }
   return r;
 }

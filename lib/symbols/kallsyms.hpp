@@ -1,9 +1,19 @@
 // Kernel symbols from /proc/kallsyms: a table sorted by address, searched
 // with a binary search. Parsing never does I/O; load() reads the file.
+//
+// /proc/kallsyms takes the kernel 50-150 ms to list here (120,000 lines),
+// more than a tool's whole start-up budget, so load() of /proc/kallsyms
+// checks the file (readable, real addresses) from its first lines and
+// returns at once; the rest is read and parsed in a background thread, once
+// per process, and every KernelSymbols loaded from it shares that table.
+// The first call that needs the table (lookup, size, text_range) waits for
+// it: a tool prints its ready line while the table is still loading.
 #pragma once
 
 #include <cstdint>
+#include <future>
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,7 +34,8 @@ class KernelSymbols {
   static KernelSymbols parse(std::istream& in);
   static KernelSymbols parse(std::string_view text);
   // Reads and parses path. Error: cannot read, or no usable address in it
-  // (hint: run as root / kernel.kptr_restrict).
+  // (hint: run as root / kernel.kptr_restrict). /proc/kallsyms: see the top
+  // of this file (checked now, parsed in the background, shared).
   static Result<KernelSymbols> load(const std::string& path = "/proc/kallsyms");
 
   // The symbol containing addr: the one with the greatest start <= addr.
@@ -35,7 +46,7 @@ class KernelSymbols {
   // end and extends to the next symbol (or forever, for the very last).
   std::optional<Resolved> lookup(uint64_t addr, bool return_address = false) const;
 
-  size_t size() const { return syms_.size(); }
+  size_t size() const { return table().syms.size(); }
 
   // Where a module's text lies ("" for vmlinux), as far as kallsyms tells:
   // [its lowest symbol, end). vmlinux ends at its last text end marker
@@ -54,9 +65,21 @@ class KernelSymbols {
     uint32_t name;    // offset into names_
     uint32_t module;  // offset into names_ ("" = vmlinux)
   };
-  std::vector<Sym> syms_;            // sorted by addr, one per address
-  std::string names_;                // NUL-separated names; offset 0 is ""
-  std::vector<uint64_t> text_ends_;  // sorted "_etext"/"_einittext" addresses
+  struct Table {
+    std::vector<Sym> syms;            // sorted by addr, one per address
+    std::string names;                // NUL-separated names; offset 0 is ""
+    std::vector<uint64_t> text_ends;  // sorted "_etext"/"_einittext" addresses
+  };
+  static Table parse_table(std::string_view text);
+  // The table, once loaded (waits for a background load).
+  const Table& table() const {
+    if (!table_) resolve();
+    return *table_;
+  }
+  void resolve() const;
+
+  mutable std::shared_ptr<const Table> table_;  // null until resolved
+  mutable std::shared_future<std::shared_ptr<const Table>> pending_;  // background load
 };
 
 }  // namespace tracekit::symbols
