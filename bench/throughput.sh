@@ -43,7 +43,8 @@
 # event: startup and the final report are left out) per million events it
 # read, and whether the level was sustained: nothing lost and everything
 # counted in every rep. Then, per configuration, the highest rate sustained
-# (the slowest rep of the best level) and its CPU per million events over all
+# (the best median rate of the levels sustained before the first level, in
+# the order given, that was not) and its CPU per million events over all
 # runs.
 #
 # Readiness and lost events as in bench/stackcount_overhead.sh; tpoint is
@@ -287,7 +288,7 @@ fmt='%-12s %-8s %12s %12s %14s %12s %12s %12s  %s\n'
 printf "$fmt" config level "achieved/s" "min/s" "lost sum/max" made counted ours verdict
 declare -A BEST BESTL
 for c in "${CFGS[@]}"; do
-  best="" bestl=""
+  best="" bestl="" stop=0
   for lvl in "${LEVELS[@]}"; do
     k="$c|$lvl"
     # shellcheck disable=SC2086  # TACH: a list
@@ -301,8 +302,11 @@ for c in "${CFGS[@]}"; do
     # shellcheck disable=SC2059
     printf "$fmt" "$c" "$lvl" "$med" "$mn" "${TLOST[$k]}/${TLOSTMAX[$k]}" "${TMADE[$k]}" \
       "${TCOUNTED[$k]}" "${TOURS[$k]}" "$verd${note:+ ($note)}"
-    if [[ $verd == sustained && $mn != - ]] && { [[ -z $best ]] || ((mn > best)); }; then
-      best=$mn bestl=$lvl
+    # the levels in the order given, up to the first one not sustained
+    if [[ $verd == sustained && $med != - && $stop == 0 ]]; then
+      { [[ -z $best ]] || ((med > best)); } && best=$med bestl=$lvl
+    else
+      stop=1
     fi
   done
   BEST[$c]=$best BESTL[$c]=$bestl
@@ -315,9 +319,9 @@ done
 echo
 echo "achieved: calls made / elapsed (median and min over reps); a paced level falls short of its target"
 echo "when tracing makes each call slower than 1/rate. sustained: nothing lost and counted >= made"
-echo "(stackcount: the stacks through $LOOP_FN = made) in every rep. highest sustained: the slowest rep"
-echo "of the best sustained level. CPU per M events: the tracer's user + system time while tracing,"
-echo "over every run, per million events it read."
+echo "(stackcount: the stacks through $LOOP_FN = made) in every rep. highest sustained: the best median"
+echo "rate of the levels sustained before the first level (in the order given) that was not. CPU per M"
+echo "events: the tracer's user + system time while tracing, over every run, per million events it read."
 
 # --- make bench summary ----------------------------------------------------------
 rate_cell() { # CFG -> "1.23 M/s" or "none"
