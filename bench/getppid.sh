@@ -169,3 +169,16 @@ qemu_wait() {
   fi
   log "$QEMU_NOTE"
 }
+
+# run_start LINE CSV_HEADER: wait for VMs (qemu_wait), snapshot tracefs
+# (TRACEFS_BEFORE), log LINE and the load, start the RESULTS file
+# shellcheck disable=SC2034  # TRACEFS_BEFORE: for the caller
+run_start() {
+  qemu_wait
+  TRACEFS_BEFORE=$(tracefs_state)
+  log "$1"
+  load_start
+  [[ -z ${RESULTS:-} ]] || echo "$2" >"$RESULTS"
+}
+# csv FIELD...: one line of the RESULTS file (nothing without RESULTS)
+csv() { [[ -z ${RESULTS:-} ]] || (IFS=,; echo "$*") >>"$RESULTS"; }

@@ -220,12 +220,8 @@ traced_run() {
 }
 
 # --- run ---------------------------------------------------------------------------
-qemu_wait
-TRACEFS_BEFORE=$(tracefs_state)
-log "stackcount overhead: $TP, loop on CPU $BENCH_CPU, $NCPU CPUs, $(uname -r)"
-load_start
-[[ -n $RESULTS ]] && echo "round,config,ns_per_call,cpu_ns_per_call,made,counted,ours,lost,status" >"$RESULTS"
-csv() { [[ -z $RESULTS ]] || (IFS=,; echo "$*") >>"$RESULTS"; }
+run_start "stackcount overhead: $TP, loop on CPU $BENCH_CPU, $NCPU CPUs, $(uname -r)" \
+  "round,config,ns_per_call,cpu_ns_per_call,made,counted,ours,lost,status"
 
 # warm-up (discarded): page cache, the loop binary, the tracer binaries
 run_loop 1 "$CALLS" 0

@@ -214,12 +214,8 @@ traced_run() {
 }
 
 # --- run ---------------------------------------------------------------------------
-qemu_wait
-TRACEFS_BEFORE=$(tracefs_state)
-log "throughput: $TP, levels ${LEVELS[*]}, $REPS reps; configs ${CFGS[*]}; $NCPU CPUs, $(uname -r)"
-load_start
-[[ -n $RESULTS ]] && echo "rep,config,level,rate,made,counted,ours,lost,cpu_ticks,status" >"$RESULTS"
-csv() { [[ -z $RESULTS ]] || (IFS=,; echo "$*") >>"$RESULTS"; }
+run_start "throughput: $TP, levels ${LEVELS[*]}, $REPS reps; configs ${CFGS[*]}; $NCPU CPUs, $(uname -r)" \
+  "rep,config,level,rate,made,counted,ours,lost,cpu_ticks,status"
 run_loop 1 "$MAX_CALLS" 0 # warm-up (discarded)
 
 declare -A TACH TLOST TLOSTMAX TMADE TCOUNTED TOURS TVERD TRUNS TNOTES TFAIL CTICKS CEVENTS
