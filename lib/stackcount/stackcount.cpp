@@ -44,6 +44,7 @@ struct Counter::Impl {
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
+  int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
   // stacks as they come in (the ftrace reader strips its own).
@@ -82,6 +83,7 @@ struct Counter::Impl {
   void on_perf(const perf_event_header& h, std::span<const uint8_t> rec) {
     if (h.type != PERF_RECORD_SAMPLE) {
       process->handle(h, rec);
+      noted_pid = -1;  // an exit may have made user_syms forget it
       return;
     }
     perf::Sample s;
@@ -93,7 +95,12 @@ struct Counter::Impl {
     if (kernel_stacks) kernel = tracing.strip(chains.kernel);
     if (user_stacks) {
       user = chains.user;
-      if (!chains.user.empty()) user_syms->note_process(static_cast<pid_t>(s.pid));
+      // Once per run of samples of one process: a hash lookup per sample
+      // was 6% of the reader's time at 400k events/s.
+      if (!chains.user.empty() && static_cast<int64_t>(s.pid) != noted_pid) {
+        user_syms->note_process(static_cast<pid_t>(s.pid));
+        noted_pid = s.pid;
+      }
     }
     count(s.pid, s.tid, s.cpu, kernel, user);
   }
