@@ -34,9 +34,18 @@ namespace {
 
 constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                                  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
-// sched_switch can run at tens of thousands per second per CPU, each record
-// carrying up to 127 frames: 2 MiB rings, drained every 100 ms at least.
-constexpr size_t kRingPages = 512;
+// sched_switch can run at a hundred thousand times a second per CPU, each
+// record carrying up to 127 frames (about 300 bytes at 20): a reader kept
+// off the CPU for 30 ms by other work fills a 2 MiB ring (records lost in 3
+// of 17 runs of perf bench sched pipe on a loaded 2-CPU VM; none in 6 with
+// 8 MiB, at the same cost per switch). So: up to 32 MiB of rings in all,
+// each between 2 and 8 MiB (a power of two, as perf requires).
+constexpr size_t kRingBytesTotal = 32u << 20, kMinRingPages = 512, kMaxRingPages = 2048;
+size_t ring_pages(size_t cpus) {
+  size_t pages = kMinRingPages;
+  while (pages * 2 <= kMaxRingPages && pages * 2 * 4096 * cpus <= kRingBytesTotal) pages *= 2;
+  return pages;
+}
 // Events reach the rings within microseconds of their timestamps; everything
 // older than this behind the clock is in the rings when a drain starts.
 constexpr uint64_t kHorizonMarginNs = 20'000'000;
@@ -387,11 +396,12 @@ Result<Tracer> Tracer::start(const Options& o) {
   }
   perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
   attr.watermark = 1;
-  attr.wakeup_watermark = kRingPages * 4096 / 4;
+  const size_t pages = ring_pages(cpus->size());
+  attr.wakeup_watermark = static_cast<uint32_t>(pages * 4096 / 4);
   // FORK, MMAP2: mappings of processes gone by the time their stacks are
   // resolved.
   perf::request_process_events(attr);
-  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, kRingPages);
+  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, pages);
   if (!events) return events.error();
   t->events.emplace(std::move(*events));
   t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
