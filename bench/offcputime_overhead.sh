@@ -14,8 +14,15 @@
 # interleaved over ROUNDS rounds (default 5; the order is rotated every round
 # and reversed every other cycle so no configuration always follows the same
 # one), and prints per configuration the median, min and max usecs/op, the
-# slowdown of the median against the baseline median, and the events each
+# slowdown of the median against the baseline median, the added cost per
+# context switch (median minus baseline median, over the 2 switches of each
+# op: the token goes to the other process and back), and the events each
 # tracer lost (ring buffer overflow).
+#
+# With SUMMARY=FILE (bench/run, make bench) it adds the row
+# "offcputime, perf bench sched pipe" to the summary table: each tracer's
+# slowdown, added us per switch and lost events; target "<= bpftrace, < perf,
+# 0 lost" (tracekit's median at most bpftrace's, below perf's, nothing lost).
 #
 # Each tracer is started, and the benchmark begins only once it is tracing:
 #   tracekit  perf_event fds open and the main thread blocked in poll/ppoll
@@ -26,7 +33,9 @@
 # then stopped with SIGINT after the benchmark and waited for.
 #
 # Lost events:
-#   tracekit  "WARNING: N scheduler events lost" on stderr (absent = 0)
+#   tracekit  "WARNING: N scheduler events lost" on stderr (absent = 0); its
+#             "N off-CPU periods may end early" (switch-ins sched_switch
+#             missed on a CPU without switch records) go in the notes
 #   bpftrace  "Lost N events" on stderr (absent = 0); it aggregates in the
 #             kernel, so this is normally 0. Stack-id lookup failures (stack
 #             map hash collisions) are counted separately in the notes.
@@ -125,8 +134,8 @@ lost_events() {
   case $1 in
     tracekit)
       lost=$(sum_matches '^WARNING: \([0-9]*\) scheduler events lost.*' "$err")
-      n=$(sum_matches '^WARNING: \([0-9]*\) off-CPU periods dropped.*' "$err")
-      ((n)) && notes+="dropped=$n "
+      n=$(sum_matches '^WARNING: \([0-9]*\) off-CPU periods may end early.*' "$err")
+      ((n)) && notes+="ended_early=$n "
       n=$(sum_matches '^WARNING: \([0-9]*\) stack traces lost.*' "$err")
       ((n)) && notes+="stacks_missing=$n "
       n=$(sum_matches '^WARNING: \([0-9]*\) records could not be decoded.*' "$err")
@@ -137,6 +146,10 @@ lost_events() {
     perf) lost_perf "$(perf_stats)" ;;
   esac
 }
+
+# per_switch MEDIAN BASE -> the added usecs per context switch, "+1.23"
+# (perf bench sched pipe: 2 switches per op)
+per_switch() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", (a - b) / 2}'; }
 
 # run_bench -> US = usecs/op, or empty on failure (no subshell: BPID stays visible to cleanup)
 run_bench() {
@@ -214,24 +227,47 @@ echo
 echo "offcputime overhead: perf bench sched pipe -l $LOOPS pinned to CPU $BENCH_CPU; $ROUNDS rounds, interleaved; $(nproc) CPUs, kernel $(uname -r)"
 load_summary
 echo
-printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' config runs "median" min max "slowdown" "lost sum/max" notes
-printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "per run" ""
+printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' config runs "median" min max "slowdown" "added" "lost sum/max" notes
+printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "us/switch" "per run" ""
+declare -A CELL MED
 for c in "${CFGS[@]}"; do
   # shellcheck disable=SC2086
   read -r med mn mx cnt <<<"$(stats 3 ${VALS[$c]})"
   if ((cnt == 0)); then
-    printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "$c" 0 - - - - - "unavailable: ${FAILMSG[$c]}"
+    printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "$c" 0 - - - - - - "unavailable: ${FAILMSG[$c]}"
+    CELL[$c]="unavailable"
     continue
   fi
+  MED[$c]=$med
+  added="-"
   if [[ $c == baseline ]]; then slow="1.00x"; lost_s="-"
   else
-    if [[ -n $base_med ]]; then slow=$(slowdown "$med" "$base_med"); else slow="-"; fi
+    if [[ -n $base_med ]]; then
+      slow=$(slowdown "$med" "$base_med")
+      added=$(per_switch "$med" "$base_med")
+      CELL[$c]="$(awk -v a="$med" -v b="$base_med" 'BEGIN {printf "%.2fx", a / b}') (${added} us/switch), ${LOST[$c]} lost"
+    else slow="-"; CELL[$c]="${med} us/op, ${LOST[$c]} lost"
+    fi
     lost_s="${LOST[$c]}/${LOSTMAX[$c]}"
   fi
   note=$(sum_notes "${NOTES[$c]}")
   ((FAILS[$c])) && note+="${note:+; }${FAILS[$c]} run(s) failed: ${FAILMSG[$c]}"
-  printf '%-9s %5s %10s %10s %10s %17s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$lost_s" "$note"
+  printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$lost_s" "$note"
 done
+
+# the make bench summary: tracekit against bpftrace and perf
+verdict="-"
+if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; then
+  why=""
+  awk -v a="${MED[tracekit]}" -v b="${MED[bpftrace]}" 'BEGIN {exit !(a <= b)}' ||
+    why+="${why:+, }above bpftrace"
+  awk -v a="${MED[tracekit]}" -v b="${MED[perf]}" 'BEGIN {exit !(a < b)}' ||
+    why+="${why:+, }not below perf"
+  ((LOST[tracekit] == 0)) || why+="${why:+, }${LOST[tracekit]} lost"
+  if [[ -z $why ]]; then verdict=met; else verdict="missed ($why)"; fi
+fi
+summary_row "offcputime, perf bench sched pipe" "${CELL[tracekit]:--}" "${CELL[bpftrace]:--}" \
+  "${CELL[perf]:--}" "<= bpftrace, < perf, 0 lost" "$verdict"
 
 echo
 tracefs_report "$TRACEFS_BEFORE" "$(tracefs_state)"

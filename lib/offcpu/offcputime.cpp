@@ -1,5 +1,6 @@
 #include "offcpu/offcputime.hpp"
 
+#include <sys/ioctl.h>
 #include <time.h>
 
 #include <algorithm>
@@ -33,9 +34,18 @@ namespace {
 
 constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                                  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
-// sched_switch can run at tens of thousands per second per CPU, each record
-// carrying up to 127 frames: 2 MiB rings, drained every 100 ms at least.
-constexpr size_t kRingPages = 512;
+// sched_switch can run at a hundred thousand times a second per CPU, each
+// record carrying up to 127 frames (about 300 bytes at 20): a reader kept
+// off the CPU for 30 ms by other work fills a 2 MiB ring (records lost in 3
+// of 17 runs of perf bench sched pipe on a loaded 2-CPU VM; none in 6 with
+// 8 MiB, at the same cost per switch). So: up to 32 MiB of rings in all,
+// each between 2 and 8 MiB (a power of two, as perf requires).
+constexpr size_t kRingBytesTotal = 32u << 20, kMinRingPages = 512, kMaxRingPages = 2048;
+size_t ring_pages(size_t cpus) {
+  size_t pages = kMinRingPages;
+  while (pages * 2 <= kMaxRingPages && pages * 2 * 4096 * cpus <= kRingBytesTotal) pages *= 2;
+  return pages;
+}
 // Events reach the rings within microseconds of their timestamps; everything
 // older than this behind the clock is in the rings when a drain starts.
 constexpr uint64_t kHorizonMarginNs = 20'000'000;
@@ -88,6 +98,15 @@ struct Tracer::Impl {
   // Kernels without context-switch records (before 4.3): switch-ins come
   // from the sampled sched_switch's next_pid, every switch sampled.
   bool switch_records = true;
+  // System-wide with switch records: switch-ins from next_pid too, every
+  // switch sampled, and switch records only on the CPUs that need them
+  // (offcpu/pairing.hpp, SwitchChains): a dummy event per CPU writes them
+  // into its ring while sideband[i] is open.
+  bool chained = false;
+  std::optional<SwitchChains> chains;
+  perf_event_attr sideband_attr{};
+  std::vector<Fd> sideband;     // by ring index
+  std::vector<int> ring_of_cpu;  // CPU number -> ring index
   // Kernels without use_clockid (before 4.1): records carry perf's own
   // clock; the horizon follows the newest record time seen.
   bool monotonic = true;
@@ -135,7 +154,27 @@ struct Tracer::Impl {
     return k;
   }
 
-  void consume(const perf_event_header& h, std::span<const uint8_t> rec) {
+  // The dummy event writing switch records into ring i, on or off.
+  Status set_sideband(size_t i, bool on) {
+    if (!on) {
+      sideband[i] = Fd();
+      return {};
+    }
+    const int cpu = events->cpus()[i];
+    auto fd = perf::open_event(sideband_attr, -1, cpu);
+    if (!fd) return fd.error();
+    if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, events->ring_fd(i)) != 0)
+      return Error::from_errno("cannot share the ring of perf events",
+                               "CPU " + std::to_string(cpu));
+    sideband[i] = std::move(*fd);
+    return {};
+  }
+
+  size_t ring_index(int cpu) const {
+    return static_cast<size_t>(ring_of_cpu[static_cast<size_t>(cpu)]);
+  }
+
+  void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec) {
     switch (h.type) {
       case PERF_RECORD_SAMPLE: {
         perf::Sample smp;
@@ -144,7 +183,7 @@ struct Tracer::Impl {
         else if (wakeup && common_type(smp.raw) == wakeup->id())
           woken(smp);
         else
-          switched_out(smp);
+          switched_out(cpu, smp);
         return;
       }
       case PERF_RECORD_SWITCH_CPU_WIDE: {
@@ -168,6 +207,7 @@ struct Tracer::Impl {
         // it, then forget every open period.
         order.release_all([this](const SchedEvent& e) { process(e); });
         pairer.reset();
+        if (chains) chains->lost(ring_index(cpu));
         return;
       default:
         process_events->handle(h, rec);  // COMM, FORK, MMAP2
@@ -175,7 +215,7 @@ struct Tracer::Impl {
     }
   }
 
-  void switched_out(const perf::Sample& smp) {
+  void switched_out(int cpu, const perf::Sample& smp) {
     auto prev = format.number(f_prev_pid, smp.raw);
     auto state = format.number(f_prev_state, smp.raw);
     if (!prev || !state) {
@@ -183,7 +223,7 @@ struct Tracer::Impl {
       return;
     }
     newest = std::max(newest, smp.time);
-    if (!switch_records) {
+    if (!switch_records || chained) {
       // This switch is next's switch-in (after prev's switch-out, below, at
       // the same time; TimeOrder keeps arrival order for ties).
       auto next = format.number(f_next_pid, smp.raw);
@@ -191,6 +231,7 @@ struct Tracer::Impl {
         ++undecodable;
         return;
       }
+      if (chained) follow_chain(ring_index(cpu), *prev, *next, smp.time);
       if (*prev != 0) switched_out_task(smp, *prev, *state);
       if (*next != 0) {
         SchedEvent in;
@@ -236,6 +277,23 @@ struct Tracer::Impl {
     order.push(e);
   }
 
+  // The chain of ring i's switches (offcpu/pairing.hpp, SwitchChains):
+  // a switch-in it missed, and its switch records on or off.
+  void follow_chain(size_t i, uint64_t prev, uint64_t next, uint64_t time) {
+    auto l = chains->link(i, static_cast<uint32_t>(prev), static_cast<uint32_t>(next), time,
+                          sideband[i].valid());
+    if (l.missed_since) {
+      SchedEvent in;
+      in.kind = SchedEvent::kSwitchIn;
+      in.time = *l.missed_since;
+      in.tid = static_cast<uint32_t>(prev);
+      order.push(in);
+    }
+    if (l.action == SwitchChains::Action::kNone) return;
+    // A failure to reopen leaves the CPU as it is: its misses are counted.
+    (void)set_sideband(i, l.action == SwitchChains::Action::kRestoreRecords);
+  }
+
   // A sched_wakeup sample (kernels without switch records): see
   // offcpu/pairing.hpp.
   void woken(const perf::Sample& smp) {
@@ -278,8 +336,8 @@ struct Tracer::Impl {
   }
 
   void drain(uint64_t horizon) {
-    events->drain([this](int, const perf_event_header& h, std::span<const uint8_t> r) {
-      consume(h, r);
+    events->drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+      consume(cpu, h, r);
     });
     order.release(horizon, [this](const SchedEvent& e) { process(e); });
   }
@@ -325,9 +383,12 @@ Result<Tracer> Tracer::start(const Options& o) {
   // -p without switch records: the per-CPU events sample every switch (for
   // next_pid), the process's own included; no per-thread events.
   const bool follow = o.pid && t->switch_records;
+  // System-wide: every switch sampled, switch records where needed.
+  t->chained = t->switch_records && !o.pid && !o.tid;
   if (follow) attr.sample_type |= PERF_SAMPLE_ID;  // for FollowedThreads::duplicate
   attr.disabled = 1;
-  attr.context_switch = t->switch_records;  // switch-in records: see offcpu/pairing.hpp
+  // switch-in records: see offcpu/pairing.hpp
+  attr.context_switch = t->switch_records && !t->chained;
   attr.sample_id_all = 1;                   // ... with time, tid and cpu
   if (t->monotonic) {
     attr.use_clockid = 1;
@@ -335,11 +396,12 @@ Result<Tracer> Tracer::start(const Options& o) {
   }
   perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
   attr.watermark = 1;
-  attr.wakeup_watermark = kRingPages * 4096 / 4;
+  const size_t pages = ring_pages(cpus->size());
+  attr.wakeup_watermark = static_cast<uint32_t>(pages * 4096 / 4);
   // FORK, MMAP2: mappings of processes gone by the time their stacks are
   // resolved.
   perf::request_process_events(attr);
-  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, kRingPages);
+  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, pages);
   if (!events) return events.error();
   t->events.emplace(std::move(*events));
   t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
@@ -352,9 +414,11 @@ Result<Tracer> Tracer::start(const Options& o) {
   // Without switch records every switch into a traced thread is sampled too
   // (the idle task's included): -t filters on both ends, the rest in user
   // space.
+  // Chained (system-wide), every switch is sampled, the idle task's
+  // included: they carry the switch-ins.
   std::string filter;
-  if (t->switch_records)
-    filter = o.tid ? tracefs::equals_any("prev_pid", {*o.tid}) : o.pid ? kNeverFilter : "prev_pid != 0";
+  if (t->switch_records && !t->chained)
+    filter = o.tid ? tracefs::equals_any("prev_pid", {*o.tid}) : kNeverFilter;
   else if (o.tid)
     filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
   if (!filter.empty())
@@ -387,6 +451,30 @@ Result<Tracer> Tracer::start(const Options& o) {
     if (!followed) return followed.error();
     t->followed = std::move(*followed);
   }
+  if (t->chained) {
+    // Every CPU starts with switch records, written by a dummy event into
+    // its ring, before the samples begin; SwitchChains drops them where the
+    // tracepoint proves enough.
+    perf_event_attr& sb = t->sideband_attr;
+    sb = attr;
+    sb.type = PERF_TYPE_SOFTWARE;
+    sb.config = PERF_COUNT_SW_DUMMY;
+    sb.sample_period = 0;
+    sb.disabled = 0;
+    sb.watermark = 0;
+    sb.wakeup_events = 0;
+    sb.context_switch = 1;
+    perf::drop_process_events(sb);
+    const auto& ring_cpus = t->events->cpus();
+    t->sideband.resize(ring_cpus.size());
+    const int max_cpu = *std::max_element(ring_cpus.begin(), ring_cpus.end());
+    t->ring_of_cpu.assign(static_cast<size_t>(max_cpu) + 1, 0);
+    for (size_t i = 0; i < ring_cpus.size(); ++i) {
+      t->ring_of_cpu[static_cast<size_t>(ring_cpus[i])] = static_cast<int>(i);
+      if (auto st = t->set_sideband(i, true); !st) return st.error();
+    }
+    t->chains.emplace(ring_cpus.size());
+  }
   if (auto st = t->events->enable(); !st) return st.error();
   return Tracer(std::move(t));
 }
@@ -408,6 +496,7 @@ void Tracer::poll(int timeout_ms) {
 void Tracer::stop() {
   Impl& m = *impl_;
   (void)m.events->disable();
+  for (auto& fd : m.sideband) fd = Fd();
   m.drain(UINT64_MAX);
   m.lost = m.events->lost();
 }
@@ -437,6 +526,10 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
     err << "WARNING: " << m.lost
         << " scheduler events lost (ring buffer overflow); the periods around them were not "
            "counted.\n";
+  if (m.chains && m.chains->missed() > 0)
+    err << "WARNING: " << m.chains->missed()
+        << " off-CPU periods may end early: sched_switch missed their switch-ins on a CPU "
+           "without switch records (each ends at the CPU's last switch seen before).\n";
   if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
   m.cut.warn(err);
 }

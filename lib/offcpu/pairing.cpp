@@ -42,6 +42,34 @@ std::optional<Period> Pairer::switch_in(uint32_t tid, uint64_t time) {
   return p;
 }
 
+SwitchChains::Link SwitchChains::link(size_t cpu, uint32_t prev, uint32_t next, uint64_t time,
+                                      bool records) {
+  Cpu& c = cpus_[cpu];
+  const uint32_t expected = c.last_next;
+  const uint64_t since = c.last_time;
+  c.last_next = next;
+  c.last_time = time;
+  Link l;
+  if (expected == kUnknown) return l;
+  if (prev != expected) {
+    // Switches went missing between the last one shown and this one; the
+    // switch-in of prev among them, unless prev is the idle task.
+    if (prev == 0) return l;
+    c.idle_exits = c.links = 0;
+    if (expected == 0) c.idle_misses = true;
+    if (!records) {
+      ++missed_;
+      l.missed_since = since;
+      l.action = Action::kRestoreRecords;
+    }
+    return l;
+  }
+  if (!records || c.idle_misses) return l;
+  if (prev == 0) ++c.idle_exits;
+  if (c.idle_exits >= kProofIdleExits || ++c.links >= kProofLinks) l.action = Action::kDropRecords;
+  return l;
+}
+
 void TimeOrder::sort() {
   std::stable_sort(pending_.begin(), pending_.end(),
                    [](const SchedEvent& a, const SchedEvent& b) { return a.time < b.time; });

@@ -79,6 +79,67 @@ class Pairer {
   std::unordered_map<uint32_t, uint64_t> woken_;  // first wake-up of an open period
 };
 
+// Which CPUs need perf's switch records, for system-wide tracing.
+//
+// Two switch records per context switch cost the traced workload about a
+// quarter of what offcputime adds (bench/offcputime_overhead.sh). Most
+// switches do not need them: a sampled sched_switch gives both ends, prev's
+// switch-out and next's switch-in, so switch-ins can come from next_pid.
+// They are needed where the tracepoint misses switches. On the 6.18 VM it
+// misses every switch made in some contexts: CPU 1's idle task (its switches
+// out of idle) and some threads of other tasks (a switch to such a thread
+// shows, the switch away from it does not). A miss shows as a break in the
+// chain of one CPU's switches, where each sched_switch's prev is the
+// previous one's next; the switch-in missed is the new prev's, none when
+// that is the idle task.
+//
+// So every CPU starts with switch records (a dummy event per CPU writing into
+// its ring), and a CPU loses them once its chain has held long enough with
+// no break: kProofIdleExits switches out of the idle task or, on a CPU too
+// busy to go idle, kProofLinks switches. A break gets the records back. A
+// CPU whose switches out of idle went missing keeps them for the rest of the
+// run (the idle times it would lose are long); after a thread's missed
+// switch, the CPU has to prove itself again. A break on a CPU without
+// records is a switch-in nothing reported, made between the last switch the
+// CPU showed and the new prev's switch-out: Link::missed_since is the first,
+// which ends the period early, never late (Pairer ignores it if the period
+// began later). SwitchChains counts them (missed()). Duplicate switch-ins
+// (next_pid and a switch record for one switch) are harmless: the second
+// finds no open period.
+class SwitchChains {
+ public:
+  static constexpr uint32_t kProofIdleExits = 2;
+  static constexpr uint32_t kProofLinks = 1000;
+  enum class Action : uint8_t { kNone, kDropRecords, kRestoreRecords };
+  struct Link {
+    Action action = Action::kNone;
+    // A switch-in of prev was missed on a CPU without switch records: the
+    // time it is taken to have been at (the last switch the CPU showed).
+    std::optional<uint64_t> missed_since;
+  };
+
+  explicit SwitchChains(size_t cpus) : cpus_(cpus) {}
+  // A sched_switch at time on CPU index cpu from prev to next (0: the idle
+  // task); records: whether the CPU has switch records now.
+  Link link(size_t cpu, uint32_t prev, uint32_t next, uint64_t time, bool records);
+  // Records were lost on cpu: its chain restarts (no break to see).
+  void lost(size_t cpu) { cpus_[cpu].last_next = kUnknown; }
+  // Switch-ins missed on CPUs without switch records.
+  uint64_t missed() const { return missed_; }
+
+ private:
+  static constexpr uint32_t kUnknown = UINT32_MAX;
+  struct Cpu {
+    uint32_t last_next = kUnknown;
+    uint64_t last_time = 0;
+    uint32_t idle_exits = 0;   // since the last break, each continuing the chain
+    uint32_t links = 0;        // switches since the last break
+    bool idle_misses = false;  // switches out of idle went missing: records for good
+  };
+  std::vector<Cpu> cpus_;
+  uint64_t missed_ = 0;
+};
+
 // One scheduler event, as TimeOrder holds it.
 struct SchedEvent {
   enum Kind : uint8_t { kSwitchOut, kSwitchIn, kWakeup };

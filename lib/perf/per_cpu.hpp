@@ -79,6 +79,10 @@ class PerCpuEvents {
   // Records the kernel could not write (sum of PERF_RECORD_LOST).
   uint64_t lost() const;
   const std::vector<int>& cpus() const { return cpus_; }
+  // The event that owns the ring of cpus()[i]: the target of
+  // PERF_EVENT_IOC_SET_OUTPUT for an event the caller opens and closes itself
+  // (one CPU at a time, unlike add()).
+  int ring_fd(size_t i) const { return fds_[i].get(); }
 
  private:
   PerCpuEvents() = default;

@@ -148,6 +148,26 @@ TEST_F(OffcputimeRuntime, FoldedTotalsPerFunctionWithinTenPercent) {
   }
 }
 
+// System-wide, switch-ins come from sched_switch's next_pid, with perf's
+// switch records only on the CPUs whose sched_switch misses switches (this
+// VM's CPU 1 never shows a switch out of its idle task): the workload's
+// totals on each CPU as exact as with -p.
+TEST_F(OffcputimeRuntime, SystemWideTotalsOnEveryCpu) {
+  const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  for (int cpu = 0; cpu < cpus; ++cpu) {
+    Workload w("offcpu");
+    w.pin(cpu);
+    auto r = trace_workload(w, {"-f"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto folded = parse_folded(r.out);
+    const double sleep = took(w, "sleep_known", kSleepUs), poll = took(w, "poll_known", kPollUs),
+                 nap = took(w, "nap_short", kNapUs);
+    EXPECT_NEAR(total_with(folded, "sleep_known"), sleep, sleep * 0.10) << "CPU " << cpu;
+    EXPECT_NEAR(total_with(folded, "poll_known"), poll, poll * 0.10) << "CPU " << cpu;
+    EXPECT_NEAR(total_with(folded, "nap_short"), nap, nap * 0.15) << "CPU " << cpu;
+  }
+}
+
 TEST_F(OffcputimeRuntime, MultilineRecordsCarryThreadAndSortedTotals) {
   Workload w("offcpu");
   auto r = trace_workload(w, {"-p", w.pid_str()});

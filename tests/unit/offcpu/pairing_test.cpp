@@ -173,5 +173,88 @@ TEST(OffcpuTimeOrderTest, LostRecordsInTheMiddle) {
   EXPECT_TRUE(pair(order, p, UINT64_MAX).empty());
 }
 
+// SwitchChains: switch records where a CPU's sched_switch misses switches.
+using Action = SwitchChains::Action;
+
+// CPU 0 goes idle twice, visibly, and comes back to last at time 40: it
+// loses its records.
+void drop_records_after_idle_exits(SwitchChains& c, uint32_t last) {
+  c.link(0, 5, 0, 10, true);
+  c.link(0, 0, 6, 20, true);
+  c.link(0, 6, 0, 30, true);
+  ASSERT_EQ(c.link(0, 0, last, 40, true).action, Action::kDropRecords);
+}
+
+TEST(OffcpuSwitchChainsTest, IdleExitsSeenDropTheRecords) {
+  SwitchChains c(2);
+  EXPECT_EQ(c.link(0, 5, 0, 10, true).action, Action::kNone);  // first: no chain yet
+  EXPECT_EQ(c.link(0, 0, 6, 20, true).action, Action::kNone);  // one idle exit
+  EXPECT_EQ(c.link(0, 6, 0, 30, true).action, Action::kNone);
+  EXPECT_EQ(c.link(0, 0, 7, 40, true).action, Action::kDropRecords);  // the second
+  EXPECT_EQ(c.link(0, 7, 8, 50, false).action, Action::kNone);
+  EXPECT_EQ(c.missed(), 0u);
+}
+
+TEST(OffcpuSwitchChainsTest, BusyCpuDropsTheRecordsAfterEnoughSwitches) {
+  SwitchChains c(1);
+  uint32_t a = 5, b = 6;
+  c.link(0, a, b, 0, true);
+  for (uint32_t i = 1; i < SwitchChains::kProofLinks; ++i) {
+    EXPECT_EQ(c.link(0, b, a, i, true).action, Action::kNone) << i;
+    std::swap(a, b);
+  }
+  EXPECT_EQ(c.link(0, b, a, 5000, true).action, Action::kDropRecords);
+}
+
+// The 6.18 VM's CPU 1: no switch out of idle ever shows. The CPU keeps its
+// records; nothing is missed while it has them.
+TEST(OffcpuSwitchChainsTest, MissedIdleExitsKeepTheRecordsForGood) {
+  SwitchChains c(2);
+  c.link(1, 5, 0, 10, true);
+  auto l = c.link(1, 6, 7, 20, true);  // 0 -> 6 went missing
+  EXPECT_EQ(l.action, Action::kNone);
+  EXPECT_FALSE(l.missed_since);
+  uint32_t a = 7, b = 8;
+  for (uint32_t i = 0; i < 2 * SwitchChains::kProofLinks; ++i) {
+    EXPECT_EQ(c.link(1, a, b, 100 + i, true).action, Action::kNone) << i;
+    std::swap(a, b);
+  }
+  EXPECT_EQ(c.missed(), 0u);
+}
+
+// A thread whose switches do not show (a switch to it does, the one away
+// from it not): on a CPU without records the next task's switch-in is
+// missed; it is taken at the last switch shown (the period ends early, never
+// late), and the records come back until the CPU proves itself again.
+TEST(OffcpuSwitchChainsTest, MissedSwitchInWithoutRecordsEndsAtTheLastSwitchSeen) {
+  SwitchChains c(1);
+  drop_records_after_idle_exits(c, 70);
+  auto l = c.link(0, 8, 9, 90, false);  // 70 -> 8 went missing
+  EXPECT_EQ(l.action, Action::kRestoreRecords);
+  ASSERT_TRUE(l.missed_since);
+  EXPECT_EQ(*l.missed_since, 40u);
+  EXPECT_EQ(c.missed(), 1u);
+  // 70 -> idle going missing loses no switch-in.
+  c.link(0, 9, 70, 100, true);
+  l = c.link(0, 0, 10, 110, true);
+  EXPECT_EQ(l.action, Action::kNone);
+  EXPECT_FALSE(l.missed_since);
+  c.link(0, 10, 0, 120, true);
+  c.link(0, 0, 11, 130, true);
+  c.link(0, 11, 0, 140, true);
+  EXPECT_EQ(c.link(0, 0, 12, 150, true).action, Action::kDropRecords);  // proved again
+  EXPECT_EQ(c.missed(), 1u);
+}
+
+TEST(OffcpuSwitchChainsTest, LostRecordsRestartTheChain) {
+  SwitchChains c(1);
+  drop_records_after_idle_exits(c, 7);
+  c.lost(0);
+  auto l = c.link(0, 9, 10, 90, false);  // not a break: the gap hid the switches
+  EXPECT_EQ(l.action, Action::kNone);
+  EXPECT_FALSE(l.missed_since);
+  EXPECT_EQ(c.missed(), 0u);
+}
+
 }  // namespace
 }  // namespace tracekit::offcpu
