@@ -100,14 +100,15 @@ namespace {
 // pieces that text is made of (comm, pid, stack states, frame texts), and
 // only records whose hashes agree are compared, piece by piece.
 
-bool control(unsigned char u) { return u < 0x20 || u == 0x7f; }
+// A byte as printable() prints it.
+unsigned char shown(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f ? static_cast<unsigned char>('?') : u;
+}
 
-// FNV-1a over the bytes as printable() prints them.
+// FNV-1a over the bytes as printed.
 uint64_t hash_text(uint64_t h, std::string_view s) {
-  for (char c : s) {
-    auto u = static_cast<unsigned char>(c);
-    h = (h ^ (control(u) ? static_cast<unsigned char>('?') : u)) * 0x100000001b3ULL;
-  }
+  for (char c : s) h = (h ^ shown(c)) * 0x100000001b3ULL;
   return h;
 }
 uint64_t hash_word(uint64_t h, uint64_t v) {
@@ -136,10 +137,8 @@ uint64_t text_hash(const Record& r, const Style& style) {
 
 bool same_printed(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    auto x = static_cast<unsigned char>(a[i]), y = static_cast<unsigned char>(b[i]);
-    if (x != y && !(control(x) && control(y))) return false;
-  }
+  for (size_t i = 0; i < a.size(); ++i)
+    if (shown(a[i]) != shown(b[i])) return false;
   return true;
 }
 
