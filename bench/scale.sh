@@ -46,7 +46,8 @@
 # copies of manystacks (LONG_STACKS distinct stacks each, looping) run
 # paced at LONG_RATE events/s in all, for DURATION seconds (600), under
 # `stackcount LONG_ARGS t:syscalls:sys_enter_getppid` (system-wide; default
-# LONG_ARGS "-K": the ftrace backend, the cheapest per event). VmRSS is
+# LONG_ARGS "-K": the ftrace backend, the cheapest per event; LONG_ARGS=""
+# the perf backend, user + kernel stacks). VmRSS is
 # printed every RSS_EVERY seconds (10), with the events seen so far (the
 # workloads' own count); at the end: first, last and max RSS, the slope
 # after warm-up (the first quarter of the run left out; least squares, in
@@ -80,7 +81,7 @@ DURATION=${DURATION:-600}
 LONG_RATE=${LONG_RATE:-1000000}
 PRODUCERS=${PRODUCERS:-2}
 LONG_STACKS=${LONG_STACKS:-100000}
-LONG_ARGS=${LONG_ARGS:--K}
+LONG_ARGS=${LONG_ARGS--K}  # empty: the perf backend (user + kernel stacks)
 RSS_EVERY=${RSS_EVERY:-10}
 READY_TIMEOUT=${READY_TIMEOUT:-30}
 STOP_TIMEOUT=${STOP_TIMEOUT:-60}

@@ -75,7 +75,14 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
 Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* user_syms,
                     const PrintOptions& opts, std::ostream& err) {
   symbols::KernelSymbols ksyms;
-  if (opts.kernel_symbols) {
+  // kallsyms (about 0.2 s and 10 MB to load) only when some kernel stack
+  // is there to resolve: none under -U, nor for syscall tracepoints, whose
+  // perf samples carry the user registers.
+  bool kernel_stacks = false;
+  counts.counts.for_each([&](const aggregate::StackKey& k, uint64_t) {
+    kernel_stacks = kernel_stacks || k.kernel >= 0;
+  });
+  if (opts.kernel_symbols && kernel_stacks) {
     auto k = symbols::KernelSymbols::load();
     if (k.ok())
       ksyms = std::move(*k);
