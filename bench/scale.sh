@@ -48,8 +48,8 @@
 # `stackcount LONG_ARGS t:syscalls:sys_enter_getppid` (system-wide; default
 # LONG_ARGS "-K": the ftrace backend, the cheapest per event; LONG_ARGS=""
 # the perf backend, user + kernel stacks). VmRSS is
-# printed every RSS_EVERY seconds (10), with the events seen so far (the
-# workloads' own count); at the end: first, last and max RSS, the slope
+# printed every RSS_EVERY seconds (10); at the end: first, last and max
+# RSS, the slope
 # after warm-up (the first quarter of the run left out; least squares, in
 # KiB per minute), the events the report counted and those lost. The rate
 # reported is what was counted / DURATION, not the pace asked.
@@ -161,27 +161,22 @@ start_tracer() { # CFG PID
   CPID=$(child_of "$TPID")
 }
 
-tracer_ready() { # CFG
-  local save=$TPID rc
-  TPID=$CPID  # ready_perf/ready_bpftrace look at $TPID
+tracer_ready() { # CFG: is $TPID (the tracer itself, see wait_tracer_ready) tracing
   case $1 in
     tracekit*) grep -q 'Hit Ctrl-C to end\.' "$TMP/tracer.out" 2>/dev/null &&
-      in_list "$(main_syscall "$CPID")" "$POLL_NRS"; rc=$? ;;
-    bpftrace) ready_bpftrace; rc=$? ;;
-    perf) ready_perf; rc=$? ;;
+      in_list "$(main_syscall "$TPID")" "$POLL_NRS" ;;
+    bpftrace) ready_bpftrace ;;
+    perf) ready_perf ;;
   esac
-  TPID=$save
-  return "$rc"
 }
 
-wait_tracer_ready() { # CFG: 0 when tracing; 1 if it died or timed out
-  local deadline=$(($(now_ms) + READY_TIMEOUT * 1000))
-  while (($(now_ms) < deadline)); do
-    kill -0 "$CPID" 2>/dev/null || return 1
-    tracer_ready "$1" && return 0
-    sleep 0.02
-  done
-  return 1
+# wait_tracer_ready CFG: lib.sh's wait_ready on the tracer (CPID), not time
+wait_tracer_ready() {
+  local t=$TPID rc
+  TPID=$CPID
+  wait_ready "$1"; rc=$?
+  TPID=$t
+  return "$rc"
 }
 
 # stop_tracer: SIGINT to the tracer; STOP_MS = ms until time's exit
