@@ -95,36 +95,104 @@ std::string frame_text(const Frame& f, bool kernel, const Style& style) {
 
 namespace {
 
-// The text a record prints as, less its value: the grouping key of
-// merge_same_text().
-std::string text_key(const Record& r, const Style& style) {
-  std::string key = r.comm;
-  key += '\0' + std::to_string(r.pid);
+// The text a record prints as, less its value, is the grouping key of
+// merge_same_text(). It is never built: a record's hash covers exactly the
+// pieces that text is made of (comm, pid, stack states, frame texts), and
+// only records whose hashes agree are compared, piece by piece.
+
+// A byte as printable() prints it.
+unsigned char shown(char c) {
+  auto u = static_cast<unsigned char>(c);
+  return u < 0x20 || u == 0x7f ? static_cast<unsigned char>('?') : u;
+}
+
+// FNV-1a over the bytes as printed.
+uint64_t hash_text(uint64_t h, std::string_view s) {
+  for (char c : s) h = (h ^ shown(c)) * 0x100000001b3ULL;
+  return h;
+}
+uint64_t hash_word(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+  return h * 0x100000001b3ULL;
+}
+
+std::string_view shown_name(const Frame& f) {
+  return f.name.empty() ? std::string_view("[unknown]") : std::string_view(f.name);
+}
+
+uint64_t text_hash(const Record& r, const Style& style) {
+  uint64_t h = hash_text(0xcbf29ce484222325ULL, r.comm);
+  h = hash_word(h, static_cast<uint64_t>(r.pid));
   for (const Stack* side : {&r.kernel, &r.user}) {
-    key += '\0' + std::to_string(static_cast<int>(side->state));
+    h = hash_word(h, static_cast<uint64_t>(side->state) + 16 * side->frames.size());
     for (const Frame& f : side->frames) {
-      key += '\n';
-      if (style.addresses) key += std::to_string(f.addr) + ' ';
-      key += frame_text(f, side == &r.kernel, style);
+      h = hash_text(h, shown_name(f));
+      if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
+      if (style.addresses) h = hash_word(h, f.addr);
+      h = hash_word(h, 0);  // the frame's end
     }
   }
-  return key;
+  return h;
+}
+
+bool same_printed(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (shown(a[i]) != shown(b[i])) return false;
+  return true;
+}
+
+// Whether a and b print the same text under style (their values aside).
+bool same_text(const Record& a, const Record& b, const Style& style) {
+  if (a.pid != b.pid || !same_printed(a.comm, b.comm)) return false;
+  const Stack* sa[] = {&a.kernel, &a.user};
+  const Stack* sb[] = {&b.kernel, &b.user};
+  for (int k = 0; k < 2; ++k) {
+    if (sa[k]->state != sb[k]->state || sa[k]->frames.size() != sb[k]->frames.size())
+      return false;
+    for (size_t i = 0; i < sa[k]->frames.size(); ++i) {
+      const Frame& x = sa[k]->frames[i];
+      const Frame& y = sb[k]->frames[i];
+      if (style.addresses && x.addr != y.addr) return false;
+      if (!same_printed(shown_name(x), shown_name(y))) return false;
+      // An offset prints after a resolved name only ("[unknown]" has none).
+      if (style.offsets && (!x.name.empty() || !y.name.empty()) &&
+          (x.name.empty() != y.name.empty() || x.offset != y.offset))
+        return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
 
 void merge_same_text(std::vector<Record>& records, const Style& style) {
-  std::unordered_map<std::string, size_t> first;  // key -> index in merged
-  std::vector<Record> merged;
-  merged.reserve(records.size());
-  for (Record& r : records) {
-    auto [it, added] = first.emplace(text_key(r, style), merged.size());
-    if (added)
-      merged.push_back(std::move(r));
-    else
-      merged[it->second].value += r.value;
+  // hash -> the first kept record with it; others with the same hash chain
+  // through next (by kept index).
+  constexpr uint32_t kEnd = UINT32_MAX;
+  std::unordered_map<uint64_t, uint32_t> first;
+  first.reserve(records.size());
+  std::vector<uint32_t> next;
+  next.reserve(records.size());
+  size_t kept = 0;
+  for (size_t i = 0; i < records.size(); ++i) {
+    Record& r = records[i];
+    auto [it, added] = first.try_emplace(text_hash(r, style), static_cast<uint32_t>(kept));
+    if (!added) {
+      uint32_t j = it->second;
+      while (!same_text(records[j], r, style) && next[j] != kEnd) j = next[j];
+      if (same_text(records[j], r, style)) {
+        records[j].value += r.value;
+        continue;
+      }
+      next[j] = static_cast<uint32_t>(kept);
+    }
+    // Kept: moved down to its place, so kept records stay in first-seen order.
+    if (kept != i) records[kept] = std::move(r);
+    next.push_back(kEnd);
+    ++kept;
   }
-  records = std::move(merged);
+  records.resize(kept);
 }
 
 void sort_by_value(std::vector<Record>& records) {

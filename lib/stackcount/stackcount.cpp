@@ -25,8 +25,8 @@ std::string zero_matches_message(const std::string& pattern) {
 
 // Table bounds: a few tens of MB at most. Events beyond them are reported,
 // never silently lost.
-constexpr size_t kStacks = 65536;
-constexpr size_t kKeys = 131072;
+constexpr size_t kStacks = 262144;
+constexpr size_t kKeys = 262144;
 
 struct Counter::Impl {
   Options o;

@@ -437,6 +437,29 @@ TEST(OutputMergeTest, AddressesOrOffsetsShownKeepRecordsApart) {
   EXPECT_EQ(copy.size(), 2u);
 }
 
+// Grouping goes by the printed text, never built: what prints the same
+// merges, frame boundaries and sides count.
+TEST(OutputMergeTest, WhatPrintsTheSameMergesAndNothingElse) {
+  std::vector<Record> rs{rec("a", 0x10, "f\tx", 1), rec("a", 0x20, "f\nx", 2),
+                         rec("a", 0x30, "f?x", 4), rec("a", 0x40, "", 8),
+                         rec("a", 0x50, "[unknown]", 16)};
+  merge_same_text(rs, Style{});
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0].value, 7u);   // "f?x" three times
+  EXPECT_EQ(rs[1].value, 24u);  // "[unknown]" twice
+
+  Record ab = rec("a", 0x10, "ab", 1);
+  ab.user.frames.push_back(Frame{0x11, "c", 0});
+  Record bc = rec("a", 0x10, "a", 1);
+  bc.user.frames.push_back(Frame{0x11, "bc", 0});
+  Record kernel_side = rec("a", 0x10, "ab", 1);
+  std::swap(kernel_side.kernel, kernel_side.user);
+  kernel_side.kernel.frames.push_back(Frame{0x11, "c", 0});
+  std::vector<Record> apart{ab, bc, kernel_side};
+  merge_same_text(apart, Style{});
+  EXPECT_EQ(apart.size(), 3u);
+}
+
 TEST(OutputMergeTest, StatesAreNotMixedUp) {
   Record missed = rec("a", 0, "", 1);
   missed.user = {StackState::kMissed, {}};
