@@ -137,9 +137,23 @@ $(BUILD)/tests/%.so: tests/shims/%.c | deps
 
 # The tests themselves need no optimising: -O0 (the last -O wins) builds
 # them in about half the time, and make check starts on a fresh clone.
-$(UNIT_OBJS) $(RT_OBJS): CXXFLAGS += -O0
-# ... and GoogleTest's headers.
-$(UNIT_OBJS) $(RT_OBJS): | deps-check
+# ... and GoogleTest's headers, precompiled once (tests/gtest_pch.hpp, with
+# the tests' own flags: GCC uses build/pch/gtest_pch.hpp.gch in place of the
+# header it is beside) and included first in every test object: about a
+# third of a test object's compile time was parsing gtest and gmock.
+PCH_HDR := $(BUILD)/pch/gtest_pch.hpp
+PCH     := $(PCH_HDR).gch
+$(UNIT_OBJS) $(RT_OBJS) $(PCH): private CXXFLAGS += -O0
+$(UNIT_OBJS) $(RT_OBJS): private CPPFLAGS += -include $(PCH_HDR)
+$(UNIT_OBJS) $(RT_OBJS): $(PCH) | deps-check
+
+$(PCH_HDR): tests/gtest_pch.hpp
+	@mkdir -p $(@D)
+	$(Q)cp $< $@
+
+$(PCH): $(PCH_HDR) | deps-check
+	@$(if $(Q),echo "  PCH     $<")
+	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -x c++-header -c $< -o $@
 
 $(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(LIBTRACEKIT)
 	@mkdir -p $(@D)
