@@ -78,8 +78,8 @@ class Builder {
       s->add_location_id(missed(marker));
       return;
     }
-    for (size_t i = 0; i < st.frames.size(); ++i)
-      s->add_location_id(location(st.frames[i], i == 0));
+    std::span<const FrameTable::Id> ids = r_.frames.ids(st);
+    for (size_t i = 0; i < ids.size(); ++i) s->add_location_id(location(r_.frames[ids[i]], i == 0));
   }
 
   void label(pprof::Sample* s, const char* key, const std::string& value) {
