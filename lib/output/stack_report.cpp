@@ -39,23 +39,27 @@ bool both_present(const Record& r) {
   return r.kernel.state == StackState::kPresent && r.user.state == StackState::kPresent;
 }
 
-void write_side(std::ostream& out, const Stack& stack, const FrameTable& frames, bool kernel,
+// Appends one side's lines to text.
+void write_side(std::string& text, const Stack& stack, const FrameTable& frames, bool kernel,
                 const Style& style, const std::string& pad) {
   switch (stack.state) {
     case StackState::kAbsent:
       return;
     case StackState::kMissed:
-      out << pad << (kernel ? style.missed_kernel : style.missed_user) << '\n';
+      text += pad;
+      text += kernel ? style.missed_kernel : style.missed_user;
+      text += '\n';
       return;
     case StackState::kPresent:
       for (const Frame& f : frames.frames(stack)) {
-        out << pad;
+        text += pad;
         if (style.addresses) {
           char addr[32];
           std::snprintf(addr, sizeof addr, "%-16" PRIx64 " ", f.addr);
-          out << addr;
+          text += addr;
         }
-        out << frame_text(f, kernel, style) << '\n';
+        text += frame_text(f, kernel, style);
+        text += '\n';
       }
       return;
   }
@@ -127,17 +131,23 @@ std::string_view shown_name(const Frame& f) {
   return f.name.empty() ? std::string_view("[unknown]") : std::string_view(f.name);
 }
 
-uint64_t text_hash(const Record& r, const FrameTable& frames, const Style& style) {
+// A frame's text as printed, hashed: the same for frames that print the
+// same. Computed once per frame of the table, not once per stack holding it.
+uint64_t frame_hash(const Frame& f, const Style& style) {
+  uint64_t h = hash_text(0xcbf29ce484222325ULL, shown_name(f));
+  if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
+  if (style.addresses) h = hash_word(h, f.addr);
+  return h;
+}
+
+// frame_hashes: frame_hash() of each frame of the table, by id.
+uint64_t text_hash(const Record& r, const FrameTable& frames,
+                   const std::vector<uint64_t>& frame_hashes) {
   uint64_t h = hash_text(0xcbf29ce484222325ULL, r.comm);
   h = hash_word(h, static_cast<uint64_t>(r.pid));
   for (const Stack* side : {&r.kernel, &r.user}) {
     h = hash_word(h, static_cast<uint64_t>(side->state) + 16 * side->size);
-    for (const Frame& f : frames.frames(*side)) {
-      h = hash_text(h, shown_name(f));
-      if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
-      if (style.addresses) h = hash_word(h, f.addr);
-      h = hash_word(h, 0);  // the frame's end
-    }
+    for (FrameTable::Id id : frames.ids(*side)) h = hash_word(h, frame_hashes[id]);
   }
   return h;
 }
@@ -182,10 +192,14 @@ void merge_same_text(std::vector<Record>& records, const FrameTable& frames, con
   first.reserve(records.size());
   std::vector<uint32_t> next;
   next.reserve(records.size());
+  std::vector<uint64_t> frame_hashes(frames.size());
+  for (FrameTable::Id id = 0; id < frames.size(); ++id)
+    frame_hashes[id] = frame_hash(frames[id], style);
   size_t kept = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     Record& r = records[i];
-    auto [it, added] = first.try_emplace(text_hash(r, frames, style), static_cast<uint32_t>(kept));
+    auto [it, added] =
+        first.try_emplace(text_hash(r, frames, frame_hashes), static_cast<uint32_t>(kept));
     if (!added) {
       uint32_t j = it->second;
       while (!same_text(records[j], r, frames, style) && next[j] != kEnd) j = next[j];
@@ -214,19 +228,24 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records,
   // bcc puts the value at twice the frame indent: 8 under profile's 4-space
   // frames, 4 under stackcount's 2-space ones.
   const std::string value_pad(2 * pad.size(), ' ');
+  // One write per record: a stream insertion per piece cost more than
+  // making the text.
+  std::string text;
   for (const Record& r : records) {
-    write_side(out, r.kernel, frames, true, style, pad);
+    text.clear();
+    write_side(text, r.kernel, frames, true, style, pad);
     // bcc prints "    --" in every tool, whatever its frame indent.
-    if (style.delimiter && both_present(r)) out << "    --\n";
-    write_side(out, r.user, frames, false, style, pad);
+    if (style.delimiter && both_present(r)) text += "    --\n";
+    write_side(text, r.user, frames, false, style, pad);
     if (style.process_line && style.bracketed_process) {
-      out << value_pad << printable(r.comm) << " [" << r.pid << "]\n";
+      text += value_pad + printable(r.comm) + " [" + std::to_string(r.pid) + "]\n";
     } else if (style.process_line) {
       char dash[20];
       std::snprintf(dash, sizeof dash, "%-16s ", "-");
-      out << pad << dash << printable(r.comm) << " (" << r.pid << ")\n";
+      text += pad + dash + printable(r.comm) + " (" + std::to_string(r.pid) + ")\n";
     }
-    out << value_pad << r.value << "\n\n";
+    text += value_pad + std::to_string(r.value) + "\n\n";
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
 }
 
