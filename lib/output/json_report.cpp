@@ -113,7 +113,8 @@ void write_json(std::ostream& out, const report::Report& r) {
   std::sort(records.begin(), records.end(), [&r](const Record& a, const Record& b) {
     if (a.value != b.value) return a.value > b.value;
     return std::tie(a.pid, a.comm) < std::tie(b.pid, b.comm) ||
-           (std::tie(a.pid, a.comm) == std::tie(b.pid, b.comm) && addresses(a, r.frames) < addresses(b, r.frames));
+           (std::tie(a.pid, a.comm) == std::tie(b.pid, b.comm) &&
+            addresses(a, r.frames) < addresses(b, r.frames));
   });
   merge_same_text(records, r.frames, r.style);
   struct Entry {

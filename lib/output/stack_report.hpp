@@ -1,6 +1,7 @@
 // Renderers for stack reports: bcc's multi-line format and the folded format
 // of flame graphs. Input is resolved records (names already looked up) and
-// the FrameTable their stacks' frames are in; output goes to any std::ostream, so every format is tested as text.
+// the FrameTable their stacks' frames are in; output goes to any
+// std::ostream, so every format is tested as text.
 //
 // Multi-line, one record (profile, offcputime):
 //     kernel_leaf            <- frame_indent spaces, leaf first

@@ -62,7 +62,7 @@ class StackResolver {
   bool with_mappings_;
   MappingTable mappings_;
   std::unordered_map<Key, output::FrameTable::Id, KeyHash> ids_;  // the frames stored
-  std::vector<output::FrameTable::Id> stack_;                       // one stack's ids
+  std::vector<output::FrameTable::Id> stack_;                     // one stack's ids
 };
 
 // What the report could not show, for the tool's warnings.
@@ -71,10 +71,11 @@ struct Missing {
 };
 
 // One record per key of counts, in first-seen order (sort with
-// output::sort_by_value), their frames in the resolver's table. pid_in_record: whether records carry the key's pid
-// (tools that do not key by process pass false and get pid -1). symbol_pid:
-// the process whose mappings resolve a key's user stack, when keys hold
-// thread IDs (offcputime); by default the key's pid itself.
+// output::sort_by_value), their frames in the resolver's table.
+// pid_in_record: whether records carry the key's pid (tools that do not key
+// by process pass false and get pid -1). symbol_pid: the process whose
+// mappings resolve a key's user stack, when keys hold thread IDs
+// (offcputime); by default the key's pid itself.
 std::vector<output::Record> build_records(
     const aggregate::StackCounts& counts, StackResolver& resolver, Missing* missing,
     bool pid_in_record = true, const std::function<uint32_t(uint32_t)>& symbol_pid = {});
