@@ -46,7 +46,7 @@ FlameStats write_flamegraph(std::ostream& out, const report::Report& r) {
   FlameGraph graph;
   std::vector<FlameFrame> frames;
   for (const Record& rec : r.records) {
-    std::vector<FoldedFrame> folded = folded_frames(rec, r.style);
+    std::vector<FoldedFrame> folded = folded_frames(rec, r.frames, r.style);
     frames.clear();
     for (const FoldedFrame& f : folded) frames.push_back({f.text, f.kind});
     graph.add(frames, rec.value);

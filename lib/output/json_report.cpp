@@ -54,19 +54,19 @@ std::string hex(uint64_t v) {
 }
 
 // The frame texts, the last tie-break of the order.
-std::vector<std::string> texts(const Record& r, const Style& style) {
+std::vector<std::string> texts(const Record& r, const FrameTable& frames, const Style& style) {
   std::vector<std::string> out;
-  for (const FoldedFrame& f : folded_frames(r, style)) out.push_back(f.text);
+  for (const FoldedFrame& f : folded_frames(r, frames, style)) out.push_back(f.text);
   return out;
 }
 
 // Kernel then user addresses, leaf first: the last tie-break of which record
 // shows a merged stack.
-std::vector<uint64_t> addresses(const Record& r) {
+std::vector<uint64_t> addresses(const Record& r, const FrameTable& frames) {
   std::vector<uint64_t> out;
-  for (const Frame& f : r.kernel.frames) out.push_back(f.addr);
+  for (const Frame& f : frames.frames(r.kernel)) out.push_back(f.addr);
   out.push_back(0);  // kernel {a} and user {} differ from kernel {} and user {a}
-  for (const Frame& f : r.user.frames) out.push_back(f.addr);
+  for (const Frame& f : frames.frames(r.user)) out.push_back(f.addr);
   return out;
 }
 
@@ -83,7 +83,7 @@ void write_side(std::string& text, const Stack& side, const report::Report& r) {
   }
   text += "{\n        \"missed\": false,\n        \"frames\": [";
   bool first = true;
-  for (const Frame& f : side.frames) {
+  for (const Frame& f : r.frames.frames(side)) {
     text += first ? "\n          {\"name\": " : ",\n          {\"name\": ";
     first = false;
     if (f.name.empty())
@@ -110,12 +110,13 @@ void write_json(std::ostream& out, const report::Report& r) {
   // addresses of its largest record (the lowest ones among equals) whatever
   // order the records came in.
   std::vector<Record> records = r.records;
-  std::sort(records.begin(), records.end(), [](const Record& a, const Record& b) {
+  std::sort(records.begin(), records.end(), [&r](const Record& a, const Record& b) {
     if (a.value != b.value) return a.value > b.value;
     return std::tie(a.pid, a.comm) < std::tie(b.pid, b.comm) ||
-           (std::tie(a.pid, a.comm) == std::tie(b.pid, b.comm) && addresses(a) < addresses(b));
+           (std::tie(a.pid, a.comm) == std::tie(b.pid, b.comm) &&
+            addresses(a, r.frames) < addresses(b, r.frames));
   });
-  merge_same_text(records, r.style);
+  merge_same_text(records, r.frames, r.style);
   struct Entry {
     const Record* record;
     std::vector<std::string> texts;
@@ -124,7 +125,7 @@ void write_json(std::ostream& out, const report::Report& r) {
   entries.reserve(records.size());
   uint64_t total = 0;
   for (const Record& rec : records) {
-    entries.push_back({&rec, texts(rec, r.style)});
+    entries.push_back({&rec, texts(rec, r.frames, r.style)});
     total += rec.value;
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {

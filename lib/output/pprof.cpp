@@ -3,7 +3,11 @@
 // locations and functions deduplicated through maps keyed by what makes
 // them distinct; then it is serialized and compressed with zlib's deflate
 // in gzip framing (no file name, mtime 0, so the same report always gives
-// the same bytes).
+// the same bytes). Samples, one per record, are serialized as they are
+// made, through one reused Sample, rather than kept as messages (100,000
+// of them cost about 35 MB): the profile's bytes are its sample types
+// (field 1), the samples (field 2), then the rest (fields 3 and up), as
+// serializing the whole message would order them.
 #include "output/pprof.hpp"
 
 #include <zlib.h>
@@ -78,8 +82,8 @@ class Builder {
       s->add_location_id(missed(marker));
       return;
     }
-    for (size_t i = 0; i < st.frames.size(); ++i)
-      s->add_location_id(location(st.frames[i], i == 0));
+    std::span<const FrameTable::Id> ids = r_.frames.ids(st);
+    for (size_t i = 0; i < ids.size(); ++i) s->add_location_id(location(r_.frames[ids[i]], i == 0));
   }
 
   void label(pprof::Sample* s, const char* key, const std::string& value) {
@@ -88,8 +92,10 @@ class Builder {
     l->set_str(str(value));
   }
 
+  // Appends rec's sample to samples_, as the profile's field 2.
   void sample(const Record& rec) {
-    pprof::Sample* s = p_.add_sample();
+    pprof::Sample* s = &sample_;
+    s->Clear();
     side(s, rec.kernel, r_.style.missed_kernel);
     side(s, rec.user, r_.style.missed_user);
     auto v = static_cast<int64_t>(rec.value);
@@ -110,21 +116,31 @@ class Builder {
     bool k = rec.kernel.state != StackState::kAbsent;
     bool u = rec.user.state != StackState::kAbsent;
     if (k || u) label(s, "stack", k && u ? "kernel+user" : k ? "kernel" : "user");
+    samples_ += '\x12';  // field 2, length-delimited
+    for (size_t n = s->ByteSizeLong();; n >>= 7) {
+      if (n < 0x80) {
+        samples_ += static_cast<char>(n);
+        break;
+      }
+      samples_ += static_cast<char>((n & 0x7f) | 0x80);
+    }
+    s->AppendToString(&samples_);
   }
 
-  pprof::Profile build() {
+  // The serialized profile.
+  std::string build() {
     switch (r_.unit) {
       case report::Unit::kSamples:
-        value_type(p_.add_sample_type(), "samples", "count");
-        value_type(p_.add_sample_type(), "cpu", "nanoseconds");
+        value_type(types_.add_sample_type(), "samples", "count");
+        value_type(types_.add_sample_type(), "cpu", "nanoseconds");
         value_type(p_.mutable_period_type(), "cpu", "nanoseconds");
         p_.set_period(static_cast<int64_t>(r_.period_ns));
         p_.set_default_sample_type(str("cpu"));
         break;
       case report::Unit::kMicroseconds:
-        value_type(p_.add_sample_type(), "off-cpu", "nanoseconds");
+        value_type(types_.add_sample_type(), "off-cpu", "nanoseconds");
         break;
-      case report::Unit::kEvents: value_type(p_.add_sample_type(), "events", "count"); break;
+      case report::Unit::kEvents: value_type(types_.add_sample_type(), "events", "count"); break;
     }
     for (const Record& rec : r_.records) sample(rec);
     for (size_t i = 0; i < r_.mappings.size(); ++i) {
@@ -149,7 +165,11 @@ class Builder {
     total("truncated stacks: ", r_.totals.truncated_stacks);
     p_.set_time_nanos(r_.start_unix_ns);
     p_.set_duration_nanos(r_.duration_ns);
-    return std::move(p_);
+    std::string bytes = types_.SerializeAsString();
+    bytes += samples_;
+    std::string().swap(samples_);
+    p_.AppendToString(&bytes);
+    return bytes;
   }
 
  private:
@@ -166,7 +186,10 @@ class Builder {
   }
 
   const report::Report& r_;
-  pprof::Profile p_;
+  pprof::Profile types_;  // the sample types (field 1) alone
+  std::string samples_;   // the samples as serialized (field 2)
+  pprof::Sample sample_;  // the one being made
+  pprof::Profile p_;      // the rest
   std::unordered_map<std::string, int64_t> strings_;
   std::map<std::pair<int32_t, uint64_t>, uint64_t> locations_;
   std::map<std::string, uint64_t> missed_;
@@ -200,9 +223,7 @@ void gzip(std::ostream& out, const std::string& data) {
 }  // namespace
 
 void write_pprof(std::ostream& out, const report::Report& r) {
-  std::string bytes;
-  Builder(r).build().SerializeToString(&bytes);
-  gzip(out, bytes);
+  gzip(out, Builder(r).build());
   out.flush();
 }
 

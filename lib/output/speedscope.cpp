@@ -49,12 +49,12 @@ void write_speedscope(std::ostream& out, const report::Report& r) {
   auto [unit, scale] = weight_unit(r);
 
   std::vector<Record> records = r.records;
-  merge_same_text(records, r.style);
+  merge_same_text(records, r.frames, r.style);
   std::vector<Sample> samples;
   samples.reserve(records.size());
   for (const Record& rec : records) {
     Sample s;
-    for (const FoldedFrame& f : folded_frames(rec, r.style))
+    for (const FoldedFrame& f : folded_frames(rec, r.frames, r.style))
       s.stack.emplace_back(f.text, file_of(f, r));
     s.weight = rec.value * scale;
     samples.push_back(std::move(s));

@@ -39,31 +39,35 @@ bool both_present(const Record& r) {
   return r.kernel.state == StackState::kPresent && r.user.state == StackState::kPresent;
 }
 
-void write_side(std::ostream& out, const Stack& stack, bool kernel, const Style& style,
-                const std::string& pad) {
+// Appends one side's lines to text.
+void write_side(std::string& text, const Stack& stack, const FrameTable& frames, bool kernel,
+                const Style& style, const std::string& pad) {
   switch (stack.state) {
     case StackState::kAbsent:
       return;
     case StackState::kMissed:
-      out << pad << (kernel ? style.missed_kernel : style.missed_user) << '\n';
+      text += pad;
+      text += kernel ? style.missed_kernel : style.missed_user;
+      text += '\n';
       return;
     case StackState::kPresent:
-      for (const Frame& f : stack.frames) {
-        out << pad;
+      for (const Frame& f : frames.frames(stack)) {
+        text += pad;
         if (style.addresses) {
           char addr[32];
           std::snprintf(addr, sizeof addr, "%-16" PRIx64 " ", f.addr);
-          out << addr;
+          text += addr;
         }
-        out << frame_text(f, kernel, style) << '\n';
+        text += frame_text(f, kernel, style);
+        text += '\n';
       }
       return;
   }
 }
 
 // Appends one side, root first.
-void fold_side(std::vector<FoldedFrame>& parts, const Stack& stack, bool kernel,
-               const Style& style) {
+void fold_side(std::vector<FoldedFrame>& parts, const Stack& stack, const FrameTable& frames,
+               bool kernel, const Style& style) {
   FrameKind kind = kernel ? FrameKind::kKernel : FrameKind::kUser;
   switch (stack.state) {
     case StackState::kAbsent:
@@ -72,13 +76,20 @@ void fold_side(std::vector<FoldedFrame>& parts, const Stack& stack, bool kernel,
       parts.push_back({printable(kernel ? style.missed_kernel : style.missed_user), kind});
       return;
     case StackState::kPresent:
-      for (auto it = stack.frames.rbegin(); it != stack.frames.rend(); ++it)
-        parts.push_back({frame_text(*it, kernel, style), kind, &*it});
+      for (const Frame& f : frames.frames(stack) | std::views::reverse)
+        parts.push_back({frame_text(f, kernel, style), kind, &f});
       return;
   }
 }
 
 }  // namespace
+
+Stack FrameTable::stack(std::vector<Frame> frames) {
+  std::vector<Id> ids;
+  ids.reserve(frames.size());
+  for (Frame& f : frames) ids.push_back(add(std::move(f)));
+  return stack(ids);
+}
 
 std::string frame_text(const Frame& f, bool kernel, const Style& style) {
   std::string s = f.name.empty() ? "[unknown]" : printable(f.name);
@@ -120,17 +131,23 @@ std::string_view shown_name(const Frame& f) {
   return f.name.empty() ? std::string_view("[unknown]") : std::string_view(f.name);
 }
 
-uint64_t text_hash(const Record& r, const Style& style) {
+// A frame's text as printed, hashed: the same for frames that print the
+// same. Computed once per frame of the table, not once per stack holding it.
+uint64_t frame_hash(const Frame& f, const Style& style) {
+  uint64_t h = hash_text(0xcbf29ce484222325ULL, shown_name(f));
+  if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
+  if (style.addresses) h = hash_word(h, f.addr);
+  return h;
+}
+
+// frame_hashes: frame_hash() of each frame of the table, by id.
+uint64_t text_hash(const Record& r, const FrameTable& frames,
+                   const std::vector<uint64_t>& frame_hashes) {
   uint64_t h = hash_text(0xcbf29ce484222325ULL, r.comm);
   h = hash_word(h, static_cast<uint64_t>(r.pid));
   for (const Stack* side : {&r.kernel, &r.user}) {
-    h = hash_word(h, static_cast<uint64_t>(side->state) + 16 * side->frames.size());
-    for (const Frame& f : side->frames) {
-      h = hash_text(h, shown_name(f));
-      if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
-      if (style.addresses) h = hash_word(h, f.addr);
-      h = hash_word(h, 0);  // the frame's end
-    }
+    h = hash_word(h, static_cast<uint64_t>(side->state) + 16 * side->size);
+    for (FrameTable::Id id : frames.ids(*side)) h = hash_word(h, frame_hashes[id]);
   }
   return h;
 }
@@ -143,16 +160,17 @@ bool same_printed(std::string_view a, std::string_view b) {
 }
 
 // Whether a and b print the same text under style (their values aside).
-bool same_text(const Record& a, const Record& b, const Style& style) {
+bool same_text(const Record& a, const Record& b, const FrameTable& frames, const Style& style) {
   if (a.pid != b.pid || !same_printed(a.comm, b.comm)) return false;
   const Stack* sa[] = {&a.kernel, &a.user};
   const Stack* sb[] = {&b.kernel, &b.user};
   for (int k = 0; k < 2; ++k) {
-    if (sa[k]->state != sb[k]->state || sa[k]->frames.size() != sb[k]->frames.size())
-      return false;
-    for (size_t i = 0; i < sa[k]->frames.size(); ++i) {
-      const Frame& x = sa[k]->frames[i];
-      const Frame& y = sb[k]->frames[i];
+    if (sa[k]->state != sb[k]->state || sa[k]->size != sb[k]->size) return false;
+    std::span<const FrameTable::Id> ia = frames.ids(*sa[k]), ib = frames.ids(*sb[k]);
+    for (size_t i = 0; i < ia.size(); ++i) {
+      if (ia[i] == ib[i]) continue;  // the same frame prints the same
+      const Frame& x = frames[ia[i]];
+      const Frame& y = frames[ib[i]];
       if (style.addresses && x.addr != y.addr) return false;
       if (!same_printed(shown_name(x), shown_name(y))) return false;
       // An offset prints after a resolved name only ("[unknown]" has none).
@@ -166,7 +184,7 @@ bool same_text(const Record& a, const Record& b, const Style& style) {
 
 }  // namespace
 
-void merge_same_text(std::vector<Record>& records, const Style& style) {
+void merge_same_text(std::vector<Record>& records, const FrameTable& frames, const Style& style) {
   // hash -> the first kept record with it; others with the same hash chain
   // through next (by kept index).
   constexpr uint32_t kEnd = UINT32_MAX;
@@ -174,14 +192,18 @@ void merge_same_text(std::vector<Record>& records, const Style& style) {
   first.reserve(records.size());
   std::vector<uint32_t> next;
   next.reserve(records.size());
+  std::vector<uint64_t> frame_hashes(frames.size());
+  for (FrameTable::Id id = 0; id < frames.size(); ++id)
+    frame_hashes[id] = frame_hash(frames[id], style);
   size_t kept = 0;
   for (size_t i = 0; i < records.size(); ++i) {
     Record& r = records[i];
-    auto [it, added] = first.try_emplace(text_hash(r, style), static_cast<uint32_t>(kept));
+    auto [it, added] =
+        first.try_emplace(text_hash(r, frames, frame_hashes), static_cast<uint32_t>(kept));
     if (!added) {
       uint32_t j = it->second;
-      while (!same_text(records[j], r, style) && next[j] != kEnd) j = next[j];
-      if (same_text(records[j], r, style)) {
+      while (!same_text(records[j], r, frames, style) && next[j] != kEnd) j = next[j];
+      if (same_text(records[j], r, frames, style)) {
         records[j].value += r.value;
         continue;
       }
@@ -200,43 +222,51 @@ void sort_by_value(std::vector<Record>& records) {
                    [](const Record& a, const Record& b) { return a.value < b.value; });
 }
 
-void render_multiline(std::ostream& out, const std::vector<Record>& records, const Style& style) {
+void render_multiline(std::ostream& out, const std::vector<Record>& records,
+                      const FrameTable& frames, const Style& style) {
   const std::string pad(std::max(style.frame_indent, 0), ' ');
   // bcc puts the value at twice the frame indent: 8 under profile's 4-space
   // frames, 4 under stackcount's 2-space ones.
   const std::string value_pad(2 * pad.size(), ' ');
+  // One write per record: a stream insertion per piece cost more than
+  // making the text.
+  std::string text;
   for (const Record& r : records) {
-    write_side(out, r.kernel, true, style, pad);
+    text.clear();
+    write_side(text, r.kernel, frames, true, style, pad);
     // bcc prints "    --" in every tool, whatever its frame indent.
-    if (style.delimiter && both_present(r)) out << "    --\n";
-    write_side(out, r.user, false, style, pad);
+    if (style.delimiter && both_present(r)) text += "    --\n";
+    write_side(text, r.user, frames, false, style, pad);
     if (style.process_line && style.bracketed_process) {
-      out << value_pad << printable(r.comm) << " [" << r.pid << "]\n";
+      text += value_pad + printable(r.comm) + " [" + std::to_string(r.pid) + "]\n";
     } else if (style.process_line) {
       char dash[20];
       std::snprintf(dash, sizeof dash, "%-16s ", "-");
-      out << pad << dash << printable(r.comm) << " (" << r.pid << ")\n";
+      text += pad + dash + printable(r.comm) + " (" + std::to_string(r.pid) + ")\n";
     }
-    out << value_pad << r.value << "\n\n";
+    text += value_pad + std::to_string(r.value) + "\n\n";
+    out.write(text.data(), static_cast<std::streamsize>(text.size()));
   }
 }
 
-std::vector<FoldedFrame> folded_frames(const Record& r, const Style& style) {
+std::vector<FoldedFrame> folded_frames(const Record& r, const FrameTable& frames,
+                                       const Style& style) {
   std::vector<FoldedFrame> parts;
-  parts.reserve(1 + r.user.frames.size() + 1 + r.kernel.frames.size());
+  parts.reserve(1 + r.user.size + 1 + r.kernel.size);
   if (style.folded_comm) parts.push_back({printable(r.comm), FrameKind::kProcess});
-  fold_side(parts, r.user, false, style);
+  fold_side(parts, r.user, frames, false, style);
   if (style.delimiter && both_present(r)) parts.push_back({"-", FrameKind::kDelimiter});
-  fold_side(parts, r.kernel, true, style);
+  fold_side(parts, r.kernel, frames, true, style);
   return parts;
 }
 
-void render_folded(std::ostream& out, const std::vector<Record>& records, const Style& style) {
+void render_folded(std::ostream& out, const std::vector<Record>& records, const FrameTable& frames,
+                   const Style& style) {
   std::string line;
   for (const Record& r : records) {
     line.clear();
     bool first = true;
-    for (const FoldedFrame& f : folded_frames(r, style)) {
+    for (const FoldedFrame& f : folded_frames(r, frames, style)) {
       if (!first) line += ';';
       first = false;
       size_t at = line.size();

@@ -87,7 +87,7 @@ std::string human_size(uint64_t bytes) {
 // The records as the text formats print them: merged by text, biggest last.
 std::vector<output::Record> text_records(const Report& r, const output::Style& style) {
   std::vector<output::Record> records = r.records;
-  output::merge_same_text(records, style);
+  output::merge_same_text(records, r.frames, style);
   output::sort_by_value(records);
   return records;
 }
@@ -201,14 +201,14 @@ std::string render(std::ostream& out, const Report& r, Format f) {
   switch (f) {
     case Format::kText: {
       auto records = text_records(r, r.style);
-      output::render_multiline(out, records, r.style);
+      output::render_multiline(out, records, r.frames, r.style);
       return stacks_note(records.size());
     }
     case Format::kFolded: {
       output::Style style = r.style;
       style.addresses = false;  // folded lines never carry addresses
       auto records = text_records(r, style);
-      output::render_folded(out, records, style);
+      output::render_folded(out, records, r.frames, style);
       return stacks_note(records.size());
     }
     case Format::kPprof:

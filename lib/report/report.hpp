@@ -55,6 +55,7 @@ struct Report {
   // in one function) are separate, so that formats that keep addresses
   // can. Text formats merge (output::merge_same_text).
   std::vector<output::Record> records;
+  output::FrameTable frames;  // the frames the records' stacks name
   std::vector<Mapping> mappings;
   Totals totals;
 };

@@ -3,42 +3,42 @@
 
 namespace tracekit::report {
 
-namespace {
+size_t StackResolver::KeyHash::operator()(const Key& k) const {
+  uint64_t h = (k.addr ^ (uint64_t{k.pid} << 1 | k.return_address)) * 0x9e3779b97f4a7c15ULL;
+  return static_cast<size_t>(h ^ h >> 32);
+}
 
-output::Frame to_frame(uint64_t addr, const std::optional<symbols::Resolved>& r) {
+output::FrameTable::Id StackResolver::frame(const Key& k) {
+  auto [it, added] = ids_.try_emplace(k, 0);
+  if (!added) return it->second;
   output::Frame f;
-  f.addr = addr;
+  f.addr = k.addr;
+  std::optional<symbols::Resolved> r;
+  if (k.pid == kKernel) {
+    if (kernel_) r = kernel_->lookup(k.addr, k.return_address);
+    if (with_mappings_) f.mapping = mappings_.kernel(k.addr);
+  } else {
+    if (user_) r = user_->lookup(static_cast<pid_t>(k.pid), k.addr, k.return_address);
+    if (with_mappings_) f.mapping = mappings_.user(k.pid, k.addr);
+  }
   if (r) {
     f.name = std::string(r->name);
     f.offset = r->offset;
   }
-  return f;
+  it->second = table_.add(std::move(f));
+  return it->second;
 }
 
-}  // namespace
-
-std::vector<output::Frame> StackResolver::kernel(std::span<const uint64_t> frames) {
-  std::vector<output::Frame> out;
-  out.reserve(frames.size());
-  for (size_t i = 0; i < frames.size(); ++i) {
-    std::optional<symbols::Resolved> r;
-    if (kernel_) r = kernel_->lookup(frames[i], i > 0);
-    out.push_back(to_frame(frames[i], r));
-    if (with_mappings_) out.back().mapping = mappings_.kernel(frames[i]);
-  }
-  return out;
+output::Stack StackResolver::kernel(std::span<const uint64_t> frames) {
+  stack_.clear();
+  for (size_t i = 0; i < frames.size(); ++i) stack_.push_back(frame({frames[i], kKernel, i > 0}));
+  return table_.stack(stack_);
 }
 
-std::vector<output::Frame> StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
-  std::vector<output::Frame> out;
-  out.reserve(frames.size());
-  for (size_t i = 0; i < frames.size(); ++i) {
-    std::optional<symbols::Resolved> r;
-    if (user_) r = user_->lookup(static_cast<pid_t>(pid), frames[i], i > 0);
-    out.push_back(to_frame(frames[i], r));
-    if (with_mappings_) out.back().mapping = mappings_.user(pid, frames[i]);
-  }
-  return out;
+output::Stack StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
+  stack_.clear();
+  for (size_t i = 0; i < frames.size(); ++i) stack_.push_back(frame({frames[i], pid, i > 0}));
+  return table_.stack(stack_);
 }
 
 std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
@@ -55,10 +55,13 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
       if (missing) ++missing->stacks;
       return s;
     }
-    s.state = output::StackState::kPresent;
-    s.frames = resolve(counts.stacks.frames(id));
-    return s;
+    return resolve(counts.stacks.frames(id));
   };
+  size_t frames = 0;
+  counts.counts.for_each([&](const aggregate::StackKey& key, uint64_t) {
+    frames += counts.stacks.frames(key.kernel).size() + counts.stacks.frames(key.user).size();
+  });
+  resolver.reserve(frames);
   counts.counts.for_each([&](const aggregate::StackKey& key, uint64_t total) {
     output::Record r;
     r.comm = std::string(counts.comms.str(key.comm));
@@ -89,9 +92,9 @@ Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* 
     else
       err << "WARNING: kernel symbols unavailable: " << k.error().str() << "\n";
   }
-  StackResolver resolver(&ksyms, user_syms, opts.output && !opts.output->files.empty());
-  Missing missing;
   Report r;
+  StackResolver resolver(&ksyms, user_syms, r.frames, opts.output && !opts.output->files.empty());
+  Missing missing;
   r.records = build_records(counts, resolver, &missing, opts.pid_in_record, opts.symbol_pid);
   r.mappings = resolver.take_mappings();
   r.tool = opts.tool;
@@ -111,17 +114,24 @@ Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* 
 void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
                         symbols::UserSymbols* user_syms, const PrintOptions& opts) {
   Report r = build_report(counts, user_syms, opts, err);
+  print_report(out, err, r, opts);
+}
+
+void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOptions& opts) {
   const bool files = opts.output && !opts.output->files.empty();
   // The -o files render from the report's records as built; without files
-  // they are merged in place (a copy of 100,000 stacks costs about 90 MB).
-  std::vector<output::Record> records = files ? r.records : std::move(r.records);
-  output::merge_same_text(records, opts.style);
+  // they are merged in place.
+  std::vector<output::Record> copy;
+  if (files) copy = r.records;
+  std::vector<output::Record>& records = files ? copy : r.records;
+  output::merge_same_text(records, r.frames, opts.style);
   output::sort_by_value(records);
   if (opts.folded)
-    output::render_folded(out, records, opts.style);
+    output::render_folded(out, records, r.frames, opts.style);
   else
-    output::render_multiline(out, records, opts.style);
+    output::render_multiline(out, records, r.frames, opts.style);
   out.flush();
+  if (files) std::vector<output::Record>().swap(copy);
 
   if (r.totals.missed_stacks > 0)
     err << "WARNING: " << r.totals.missed_stacks

@@ -19,27 +19,50 @@
 
 namespace tracekit::report {
 
-// Resolves stacks to named frames. Either symbolizer may be null: its frames
-// then print as "[unknown]".
+// Resolves stacks to named frames, stored in a FrameTable: each distinct
+// frame (its process for user frames, its address, whether it is a return
+// address) is looked up and stored once, however many stacks hold it.
+// Either symbolizer may be null: its frames then print as "[unknown]".
 class StackResolver {
  public:
   // with_mappings: also set each frame's mapping (Frame::mapping, for the
   // output files that keep addresses); stdout alone does not need them.
   StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user,
-                bool with_mappings = false)
-      : kernel_(kernel), user_(user), with_mappings_(with_mappings), mappings_(kernel, user) {}
+                output::FrameTable& table, bool with_mappings = false)
+      : kernel_(kernel), user_(user), table_(table), with_mappings_(with_mappings),
+        mappings_(kernel, user) {}
 
-  // frames leaf first; all but the first are return addresses.
-  std::vector<output::Frame> kernel(std::span<const uint64_t> frames);
-  std::vector<output::Frame> user(uint32_t pid, std::span<const uint64_t> frames);
+  // A present stack of frames, leaf first; all but the first are return
+  // addresses.
+  output::Stack kernel(std::span<const uint64_t> frames);
+  output::Stack user(uint32_t pid, std::span<const uint64_t> frames);
+  // Room for stacks of n frames in all.
+  void reserve(size_t n) { table_.reserve(n); }
   // The mappings that the frames' mapping fields index (Report::mappings).
   std::vector<Mapping> take_mappings() { return mappings_.take(); }
 
  private:
+  // A frame as resolved: whose (kKernel for the kernel's), where, and
+  // whether a return address (looked up at addr - 1).
+  static constexpr uint32_t kKernel = UINT32_MAX;
+  struct Key {
+    uint64_t addr;
+    uint32_t pid;
+    bool return_address;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const;
+  };
+  output::FrameTable::Id frame(const Key& k);
+
   const symbols::KernelSymbols* kernel_;
   symbols::UserSymbols* user_;
+  output::FrameTable& table_;
   bool with_mappings_;
   MappingTable mappings_;
+  std::unordered_map<Key, output::FrameTable::Id, KeyHash> ids_;  // the frames stored
+  std::vector<output::FrameTable::Id> stack_;                     // one stack's ids
 };
 
 // What the report could not show, for the tool's warnings.
@@ -48,10 +71,11 @@ struct Missing {
 };
 
 // One record per key of counts, in first-seen order (sort with
-// output::sort_by_value). pid_in_record: whether records carry the key's pid
-// (tools that do not key by process pass false and get pid -1). symbol_pid:
-// the process whose mappings resolve a key's user stack, when keys hold
-// thread IDs (offcputime); by default the key's pid itself.
+// output::sort_by_value), their frames in the resolver's table.
+// pid_in_record: whether records carry the key's pid (tools that do not key
+// by process pass false and get pid -1). symbol_pid: the process whose
+// mappings resolve a key's user stack, when keys hold thread IDs
+// (offcputime); by default the key's pid itself.
 std::vector<output::Record> build_records(
     const aggregate::StackCounts& counts, StackResolver& resolver, Missing* missing,
     bool pid_in_record = true, const std::function<uint32_t(uint32_t)>& symbol_pid = {});
@@ -76,8 +100,10 @@ struct PrintOptions {
 };
 
 // The report model of counts: every key's stacks resolved (see
-// build_records), with what the run was (opts) and what it lost. A warning
-// on err if kernel symbols cannot be read.
+// build_records) into the report's frame table, with what the run was
+// (opts) and what it lost. A warning on err if kernel symbols cannot be
+// read. The report holds no reference to counts: a tool may clear them
+// before it prints the report (print_report).
 Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* user_syms,
                     const PrintOptions& opts, std::ostream& err);
 
@@ -85,8 +111,13 @@ Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* 
 // merges records that print the same, sorts them by value and prints them to
 // out, and writes the -o files (opts.output) from the same report; warnings
 // (symbols unavailable, stacks or keys that did not fit their tables) and the
-// files' "wrote" lines go to err.
+// files' "wrote" lines go to err. build_report(), then print_report().
 void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
                         symbols::UserSymbols* user_syms, const PrintOptions& opts);
+
+// The printing half of print_stack_report(), for a report built with
+// build_report(): r's records are merged in place unless -o files need
+// them as built.
+void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOptions& opts);
 
 }  // namespace tracekit::report

@@ -1,5 +1,7 @@
 #include "stackcount/stackcount.hpp"
 
+#include <malloc.h>
+
 #include <ostream>
 
 #include "cli/signals.hpp"
@@ -238,8 +240,14 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = lost - m.lost_reported;
   p.totals.truncated_stacks = m.cut.count();
-  report::print_stack_report(out, err, m.counts, m.user_syms.get(), p);
+  report::Report r = report::build_report(m.counts, m.user_syms.get(), p, err);
+  // The report holds what it prints: the tables start over before it is
+  // printed, and their pages go back to the kernel (malloc keeps freed
+  // heap pages resident otherwise), so that printing and the -o files'
+  // structures peak below what counting and the report took together.
   m.counts = aggregate::StackCounts(kStacks, kKeys);
+  malloc_trim(0);
+  report::print_report(out, err, r, p);
   m.started_ns = report::unix_now_ns();  // the next interval's
 
   if (lost > m.lost_reported) {

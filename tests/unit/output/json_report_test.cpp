@@ -20,7 +20,6 @@ namespace tracekit::output {
 namespace {
 
 using report::testing::odd_report;
-using report::testing::present;
 using report::testing::sample_report;
 using report::testing::line_with;
 using report::testing::write_sample_file;
@@ -267,11 +266,11 @@ TEST(OutputJsonReportTest, RecordOrderDoesNotMatter) {
 TEST(OutputJsonReportTest, TiesOrdered) {
   report::Report r;
   r.unit = report::Unit::kEvents;
-  auto record = [](int64_t pid, std::string comm, std::string frame) {
+  auto record = [&r](int64_t pid, std::string comm, std::string frame) {
     Record rec;
     rec.pid = pid;
     rec.comm = std::move(comm);
-    rec.kernel = present({{0x10, std::move(frame), 0, -1}});
+    rec.kernel = r.frames.stack({{0x10, std::move(frame), 0, -1}});
     rec.value = 4;
     return rec;
   };

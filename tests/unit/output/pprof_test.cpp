@@ -286,10 +286,7 @@ TEST(OutputPprofTest, Comments) {
 TEST(OutputPprofTest, FramesWithoutMappingKeepTheirAddress) {
   report::Report r = sample_report();
   r.mappings.clear();
-  for (auto& rec : r.records) {
-    for (auto& f : rec.kernel.frames) f.mapping = -1;
-    for (auto& f : rec.user.frames) f.mapping = -1;
-  }
+  for (output::FrameTable::Id id = 0; id < r.frames.size(); ++id) r.frames[id].mapping = -1;
   View v = view(r);
   EXPECT_EQ(v.p.mapping_size(), 0);
   const pprof::Location& a = v.loc(v.p.sample(0).location_id(0));

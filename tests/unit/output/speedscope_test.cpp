@@ -18,7 +18,6 @@ namespace tracekit::output {
 namespace {
 
 using report::testing::odd_report;
-using report::testing::present;
 using report::testing::sample_report;
 using report::testing::line_with;
 using report::testing::write_sample_file;
@@ -199,11 +198,12 @@ TEST(OutputSpeedscopeTest, StacksThatPrintAlikeAreOneSample) {
   output::Record a;
   a.comm = "sh";
   a.pid = 10;
-  a.kernel = present({{0x10, "vfs_read", 0, -1}, {0x20, "ksys_read", 0, -1}});
+  a.kernel = r.frames.stack({{0x10, "vfs_read", 0, -1}, {0x20, "ksys_read", 0, -1}});
   a.value = 4;
   output::Record b = a;
   b.pid = 11;
-  b.kernel.frames[0].addr = 0x11;  // another address in the same function
+  // Another address in the same function.
+  b.kernel = r.frames.stack({{0x11, "vfs_read", 0, -1}, {0x20, "ksys_read", 0, -1}});
   b.value = 5;
   r.records = {a, b};
   std::string got = written(r);

@@ -9,9 +9,16 @@
 namespace tracekit::output {
 namespace {
 
-Stack present(std::vector<Frame> frames) { return Stack{StackState::kPresent, std::move(frames)}; }
-Stack missed() { return Stack{StackState::kMissed, {}}; }
-Stack absent() { return Stack{StackState::kAbsent, {}}; }
+// The frames of every record these tests make.
+FrameTable& table() {
+  static FrameTable t;
+  return t;
+}
+Stack present(std::vector<Frame> frames) { return table().stack(std::move(frames)); }
+Stack missed() { return Stack{StackState::kMissed}; }
+Stack absent() { return Stack{StackState::kAbsent}; }
+// A present stack's frame i.
+Frame& frame(const Stack& s, size_t i) { return table()[table().ids(s)[i]]; }
 
 // dd reading /dev/zero, as in bcc's profile example: both sides, leaf first.
 Record dd_read(uint64_t value = 9) {
@@ -34,13 +41,13 @@ Style style_with(void (*tweak)(Style&)) {
 
 std::string multiline(const std::vector<Record>& records, const Style& style) {
   std::ostringstream out;
-  render_multiline(out, records, style);
+  render_multiline(out, records, table(), style);
   return out.str();
 }
 
 std::string folded(const std::vector<Record>& records, const Style& style) {
   std::ostringstream out;
-  render_folded(out, records, style);
+  render_folded(out, records, table(), style);
   return out.str();
 }
 
@@ -404,8 +411,7 @@ Record rec(std::string comm, uint64_t addr, std::string name, uint64_t value) {
   Record r;
   r.comm = std::move(comm);
   r.pid = 5;
-  r.user.state = StackState::kPresent;
-  r.user.frames = {Frame{addr, std::move(name), 0}};
+  r.user = present({Frame{addr, std::move(name), 0}});
   r.value = value;
   return r;
 }
@@ -414,9 +420,9 @@ TEST(OutputMergeTest, SameTextMergesAndKeepsFirstPlace) {
   std::vector<Record> rs{rec("a", 0x10, "f", 1), rec("a", 0x20, "g", 2), rec("a", 0x11, "f", 3),
                          rec("b", 0x10, "f", 4)};
   Style style;
-  merge_same_text(rs, style);
+  merge_same_text(rs, table(), style);
   ASSERT_EQ(rs.size(), 3u);
-  EXPECT_EQ(rs[0].user.frames[0].name, "f");
+  EXPECT_EQ(frame(rs[0].user, 0).name, "f");
   EXPECT_EQ(rs[0].value, 4u);
   EXPECT_EQ(rs[1].value, 2u);
   EXPECT_EQ(rs[2].comm, "b");
@@ -424,16 +430,16 @@ TEST(OutputMergeTest, SameTextMergesAndKeepsFirstPlace) {
 
 TEST(OutputMergeTest, AddressesOrOffsetsShownKeepRecordsApart) {
   std::vector<Record> rs{rec("a", 0x10, "f", 1), rec("a", 0x11, "f", 3)};
-  rs[1].user.frames[0].offset = 1;
+  frame(rs[1].user, 0).offset = 1;
   Style with_addr;
   with_addr.addresses = true;
   auto copy = rs;
-  merge_same_text(copy, with_addr);
+  merge_same_text(copy, table(), with_addr);
   EXPECT_EQ(copy.size(), 2u);
   Style with_off;
   with_off.offsets = true;
   copy = rs;
-  merge_same_text(copy, with_off);
+  merge_same_text(copy, table(), with_off);
   EXPECT_EQ(copy.size(), 2u);
 }
 
@@ -443,30 +449,30 @@ TEST(OutputMergeTest, WhatPrintsTheSameMergesAndNothingElse) {
   std::vector<Record> rs{rec("a", 0x10, "f\tx", 1), rec("a", 0x20, "f\nx", 2),
                          rec("a", 0x30, "f?x", 4), rec("a", 0x40, "", 8),
                          rec("a", 0x50, "[unknown]", 16)};
-  merge_same_text(rs, Style{});
+  merge_same_text(rs, table(), Style{});
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(rs[0].value, 7u);   // "f?x" three times
   EXPECT_EQ(rs[1].value, 24u);  // "[unknown]" twice
 
   Record ab = rec("a", 0x10, "ab", 1);
-  ab.user.frames.push_back(Frame{0x11, "c", 0});
+  ab.user = present({Frame{0x10, "ab", 0}, Frame{0x11, "c", 0}});
   Record bc = rec("a", 0x10, "a", 1);
-  bc.user.frames.push_back(Frame{0x11, "bc", 0});
+  bc.user = present({Frame{0x10, "a", 0}, Frame{0x11, "bc", 0}});
   Record kernel_side = rec("a", 0x10, "ab", 1);
-  std::swap(kernel_side.kernel, kernel_side.user);
-  kernel_side.kernel.frames.push_back(Frame{0x11, "c", 0});
+  kernel_side.user = absent();
+  kernel_side.kernel = present({Frame{0x10, "ab", 0}, Frame{0x11, "c", 0}});
   std::vector<Record> apart{ab, bc, kernel_side};
-  merge_same_text(apart, Style{});
+  merge_same_text(apart, table(), Style{});
   EXPECT_EQ(apart.size(), 3u);
 }
 
 TEST(OutputMergeTest, StatesAreNotMixedUp) {
   Record missed = rec("a", 0, "", 1);
-  missed.user = {StackState::kMissed, {}};
+  missed.user = {StackState::kMissed};
   Record absent = rec("a", 0, "", 1);
   absent.user = {};
   std::vector<Record> rs{missed, absent};
-  merge_same_text(rs, Style{});
+  merge_same_text(rs, table(), Style{});
   EXPECT_EQ(rs.size(), 2u);
 }
 
@@ -480,14 +486,13 @@ TEST(OutputStackcountStyleTest, BracketedProcessLine) {
   Record r;
   r.comm = "bash";
   r.pid = 42;
-  r.kernel.state = StackState::kPresent;
-  r.kernel.frames = {Frame{1, "vfs_read", 0}, Frame{2, "ksys_read", 0}};
+  r.kernel = present({Frame{1, "vfs_read", 0}, Frame{2, "ksys_read", 0}});
   r.value = 7;
   Style s;
   s.frame_indent = 2;
   s.bracketed_process = true;
   std::ostringstream out;
-  render_multiline(out, {r}, s);
+  render_multiline(out, {r}, table(), s);
   EXPECT_EQ(out.str(), "  vfs_read\n  ksys_read\n    bash [42]\n    7\n\n");
 }
 

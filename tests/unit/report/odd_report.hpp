@@ -25,12 +25,12 @@ inline Report odd_report() {
   tab.comm = "tab\there";
   tab.pid = 1;
   // Leaf first: a Latin-1 name with no mapping, called from an unknown frame.
-  tab.user = present({{0x401000, "caf\xe9", 0x8, -1}, {0x401100, "", 0, 0}});
+  tab.user = r.frames.stack({{0x401000, "caf\xe9", 0x8, -1}, {0x401100, "", 0, 0}});
   tab.value = 5;
   output::Record cjk;
   cjk.comm = "\xe6\x97\xa5";  // U+65E5
   cjk.pid = 2;
-  cjk.kernel = present({{0xffffffff81000010, "a\x01" "b", 0x10, 1}});
+  cjk.kernel = r.frames.stack({{0xffffffff81000010, "a\x01" "b", 0x10, 1}});
   cjk.value = 2;
   r.records = {tab, cjk};
   return r;

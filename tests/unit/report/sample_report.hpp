@@ -11,10 +11,6 @@
 
 namespace tracekit::report::testing {
 
-inline output::Stack present(std::vector<output::Frame> frames) {
-  return output::Stack{output::StackState::kPresent, std::move(frames)};
-}
-
 // Frames leaf first, as the tools hold them.
 inline Report sample_report(Unit unit = Unit::kSamples) {
   Report r;
@@ -37,27 +33,26 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
   output::Record a;
   a.comm = "cpuratio";
   a.pid = 4242;
-  a.user = present({{0x55d0c0de1130, "func_a", 0x10, 0},
-                    {0x55d0c0de11a0, "main", 0x20, 0},
-                    {0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1}});
+  const output::Frame main{0x55d0c0de11a0, "main", 0x20, 0};
+  const output::Frame start{0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1};
+  a.user = r.frames.stack({{0x55d0c0de1130, "func_a", 0x10, 0}, main, start});
   a.value = 100;
   output::Record b = a;
-  b.user.frames[0] = {0x55d0c0de1150, "func_b", 0x10, 0};
+  b.user = r.frames.stack({{0x55d0c0de1150, "func_b", 0x10, 0}, main, start});
   b.value = 300;
   // The same stack as a, at another address in func_a: merges with a in
   // the text formats (merge_same_text), stays apart in pprof.
   output::Record a2 = a;
-  a2.user.frames[0].addr = 0x55d0c0de1134;
-  a2.user.frames[0].offset = 0x14;
+  a2.user = r.frames.stack({{0x55d0c0de1134, "func_a", 0x14, 0}, main, start});
   a2.value = 20;
   // A read from cpuratio that entered the kernel: both sides.
   output::Record k;
   k.comm = "cpuratio";
   k.pid = 4242;
-  k.kernel = present({{0xffffffff81400b30, "__clear_user", 0x30, 2},
+  k.kernel = r.frames.stack({{0xffffffff81400b30, "__clear_user", 0x30, 2},
                       {0xffffffff81401a5e, "iov_iter_zero", 0x5e, 2},
                       {0xffffffff81a0000c, "entry_SYSCALL_64", 0xc, 2}});
-  k.user = present({{0x7f2c1a2b3c4d, "read", 0x1d, 1},
+  k.user = r.frames.stack({{0x7f2c1a2b3c4d, "read", 0x1d, 1},
                     {0x55d0c0de11a0, "main", 0x20, 0},
                     {0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1}});
   k.value = 7;
@@ -65,7 +60,7 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
   output::Record kt;
   kt.comm = "kworker/0:1";
   kt.pid = 17;
-  kt.kernel = present({{0xffffffff81234567, "", 0, 2},
+  kt.kernel = r.frames.stack({{0xffffffff81234567, "", 0, 2},
                        {0xffffffff810c0000, "worker_thread", 0x100, 2},
                        {0xffffffff810c8000, "kthread", 0x40, 2}});
   kt.value = 3;
@@ -74,8 +69,8 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
   output::Record odd;
   odd.comm = "a<b>&\"c\"";
   odd.pid = 99;
-  odd.user = output::Stack{output::StackState::kMissed, {}};
-  odd.kernel = present({{0xffffffff81500000, "ns::f<int>(int, char const*)", 0, 2},
+  odd.user = output::Stack{output::StackState::kMissed};
+  odd.kernel = r.frames.stack({{0xffffffff81500000, "ns::f<int>(int, char const*)", 0, 2},
                         {0xffffffff81500100, "x;y", 0, 2}});
   odd.value = 1;
   r.records = {a, b, a2, k, kt, odd};

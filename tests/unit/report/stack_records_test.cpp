@@ -18,30 +18,60 @@ symbols::KernelSymbols fake_kernel() {
 
 TEST(ReportStackRecordsTest, ResolvesKernelFramesAndReturnAddresses) {
   auto k = fake_kernel();
-  StackResolver r(&k, nullptr);
+  output::FrameTable t;
+  StackResolver r(&k, nullptr, t);
   // Leaf exact; a return address at the start of do_syscall_64 belongs to the
   // call in entry_SYSCALL_64 before it.
   std::vector<uint64_t> frames{0xffffffff81000310, 0xffffffff81000200};
-  auto out = r.kernel(frames);
-  ASSERT_EQ(out.size(), 2u);
-  EXPECT_EQ(out[0].name, "__x64_sys_getppid");
-  EXPECT_EQ(out[0].offset, 0x10u);
-  EXPECT_EQ(out[1].name, "entry_SYSCALL_64");
-  EXPECT_EQ(out[1].addr, 0xffffffff81000200u);
+  output::Stack s = r.kernel(frames);
+  EXPECT_EQ(s.state, output::StackState::kPresent);
+  auto ids = t.ids(s);
+  ASSERT_EQ(ids.size(), 2u);
+  EXPECT_EQ(t[ids[0]].name, "__x64_sys_getppid");
+  EXPECT_EQ(t[ids[0]].offset, 0x10u);
+  EXPECT_EQ(t[ids[1]].name, "entry_SYSCALL_64");
+  EXPECT_EQ(t[ids[1]].addr, 0xffffffff81000200u);
+}
+
+// Each frame is resolved and stored once: the same address in the same
+// place of another stack is the same frame; as a leaf (not a return
+// address), or in another process, it is another.
+TEST(ReportStackRecordsTest, StoresEachFrameOnce) {
+  auto k = fake_kernel();
+  output::FrameTable t;
+  StackResolver r(&k, nullptr, t);
+  std::vector<uint64_t> a{0xffffffff81000310, 0xffffffff81000200};
+  std::vector<uint64_t> b{0xffffffff81000300, 0xffffffff81000200};
+  std::vector<uint64_t> c{0xffffffff81000200};
+  output::Stack sa = r.kernel(a), sb = r.kernel(b), sc = r.kernel(c);
+  auto ia = t.ids(sa), ib = t.ids(sb), ic = t.ids(sc);
+  EXPECT_EQ(ia[1], ib[1]);
+  EXPECT_NE(ia[0], ib[0]);
+  EXPECT_NE(ic[0], ia[1]);
+  EXPECT_EQ(t[ic[0]].name, "do_syscall_64");  // a leaf: not the call before it
+  EXPECT_EQ(t.size(), 4u);
+  std::vector<uint64_t> u{0x401000, 0x401100};
+  output::Stack s1 = r.user(1, u), s1again = r.user(1, u), s2 = r.user(2, u);
+  auto u1 = t.ids(s1), u1again = t.ids(s1again), u2 = t.ids(s2);
+  EXPECT_EQ(u1[0], u1again[0]);
+  EXPECT_NE(u1[0], u2[0]);
+  EXPECT_EQ(t.size(), 8u);
 }
 
 TEST(ReportStackRecordsTest, UnresolvedFramesHaveNoName) {
-  StackResolver r(nullptr, nullptr);
+  output::FrameTable t;
+  StackResolver r(nullptr, nullptr, t);
   std::vector<uint64_t> frames{0x1234};
-  auto out = r.user(42, frames);
-  ASSERT_EQ(out.size(), 1u);
-  EXPECT_TRUE(out[0].name.empty());
-  EXPECT_EQ(out[0].addr, 0x1234u);
+  auto ids = t.ids(r.user(42, frames));
+  ASSERT_EQ(ids.size(), 1u);
+  EXPECT_TRUE(t[ids[0]].name.empty());
+  EXPECT_EQ(t[ids[0]].addr, 0x1234u);
 }
 
 TEST(ReportStackRecordsTest, BuildsOneRecordPerKeyWithStates) {
   auto k = fake_kernel();
-  StackResolver r(&k, nullptr);
+  output::FrameTable t;
+  StackResolver r(&k, nullptr, t);
   aggregate::StackCounts counts(/*stacks=*/1, /*keys=*/10);
   std::vector<uint64_t> ks{0xffffffff81000310};
   std::vector<uint64_t> us{0x401000, 0x401100};
@@ -71,7 +101,8 @@ TEST(ReportStackRecordsTest, BuildsOneRecordPerKeyWithStates) {
 TEST(ReportStackRecordsTest, PidLeftOutWhenNotKeyed) {
   aggregate::StackCounts counts(4, 4);
   counts.add(7, "app", std::nullopt, std::nullopt, 1);
-  StackResolver r(nullptr, nullptr);
+  output::FrameTable t;
+  StackResolver r(nullptr, nullptr, t);
   auto recs = build_records(counts, r, nullptr, /*pid_in_record=*/false);
   ASSERT_EQ(recs.size(), 1u);
   EXPECT_EQ(recs[0].pid, -1);
