@@ -132,15 +132,18 @@ size_t trigger_count(const std::string& trigger_file) {
 void sweep_instance(const std::string& top, const std::string& name, bool live,
                     const SweepHooks& hooks, Cleanup& c) {
   const std::string dir = top + "/instances/" + name;
-  std::vector<std::string> trigger_files;
+  std::vector<std::string> trigger_files, enabled;
   size_t triggers = 0;
   for (const auto& sys : subdirs(dir + "/events"))
     for (const auto& ev : subdirs(dir + "/events/" + sys)) {
-      std::string f = dir + "/events/" + sys + "/" + ev + "/trigger";
+      const std::string ev_dir = dir + "/events/" + sys + "/" + ev;
+      std::string f = ev_dir + "/trigger";
       if (size_t n = trigger_count(f)) {
         trigger_files.push_back(f);
         triggers += n;
       }
+      if (auto e = read_file(ev_dir + "/enable"); e && trim(*e).starts_with('1'))
+        enabled.push_back(ev_dir + "/enable");
     }
   if (hooks.starting)
     hooks.starting("instance " + name +
@@ -149,6 +152,11 @@ void sweep_instance(const std::string& top, const std::string& name, bool live,
   // Tracing off first: a leftover with stacktrace triggers records every
   // hit until it is gone, and an interrupted sweep leaves it quiet.
   steps.set_unless(dir + "/tracing_on", "0", {"0"});
+  // Each enabled event on its own, asking between them: disabling a uprobe
+  // event waits for the kernel's synchronisation of uprobe users (tens of
+  // milliseconds), which events/enable would do for all in one write that
+  // no Ctrl-C can cut short.
+  for (const auto& f : enabled) steps.set_unless(f, "0", {"0", "0*"});
   steps.set_unless(dir + "/events/enable", "0", {"0"});
   for (const auto& f : trigger_files) steps.remove_triggers(f);
   steps.set_unless(dir + "/current_tracer", "nop", {"nop"});

@@ -37,7 +37,8 @@ struct SweepHooks {
 
 // Removes the leftovers of dead runs. include_live: also those of runs that
 // are still alive (reset-tracing -f), except the calling process's own.
-// Instances go first: inside each, all events are disabled (events/enable),
+// Instances go first: inside each, all events are disabled (each enabled
+// event, then events/enable),
 // every trigger listed in events/*/*/trigger is removed ("!<command>"),
 // current_tracer is set to nop and set_ftrace_filter emptied (where they are
 // not already), then the directory is removed. Then the probes of those

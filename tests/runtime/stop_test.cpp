@@ -16,9 +16,12 @@
 namespace tracekit::testing {
 namespace {
 
-// 80 syscall tracepoints on this kernel: each trigger and event costs the
-// kernel a synchronisation (an RCU grace period) to detach, seconds in all.
-const char* kManyEvents = "t:syscalls:sys_enter_[a-f]*";
+// The C library's str* functions, about 60 uprobes: disabling each uprobe
+// event waits for the kernel's synchronisation of uprobe users (30-95 ms on
+// this kernel), seconds in all, on every kernel. (Tracepoints no longer
+// do: stackcount -K detaches 360 of them in about 0.1 s here, too short
+// for a signal to land in for sure.)
+const char* kManyEvents = "c:str*";
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -54,14 +57,14 @@ TEST_F(StopRuntime, SecondCtrlCEndsASlowDetachAtOnce) {
   auto r1 = once.finish(120);
   double full = seconds_since(t0);
   EXPECT_EQ(r1.exit_code, 0) << r1.err;
-  EXPECT_NE(r1.err.find("detaching 80 events (Ctrl-C again"), std::string::npos) << r1.err;
+  EXPECT_NE(r1.err.find(" events (Ctrl-C again"), std::string::npos) << r1.err;
   EXPECT_EQ(tracefs_snapshot(), before_);
 
   // Two: out at the second, long before the detach would have ended.
   Running twice({tool_path("stackcount"), "-K", kManyEvents});
   ASSERT_TRUE(twice.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
   twice.signal(SIGINT);
-  ASSERT_TRUE(twice.wait_for_stderr("detaching 80 events", 30));
+  ASSERT_TRUE(twice.wait_for_stderr(" events (Ctrl-C again", 30));
   auto t1 = std::chrono::steady_clock::now();
   twice.signal(SIGINT);
   auto r2 = twice.finish(120);
@@ -76,31 +79,45 @@ TEST_F(StopRuntime, SecondCtrlCEndsASlowDetachAtOnce) {
 }
 
 TEST_F(StopRuntime, StartupSweepSaysWhatItRemovesAndGivesWayToCtrlC) {
-  Running killed({tool_path("stackcount"), "-K", kManyEvents});
-  ASSERT_TRUE(killed.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
-  killed.signal(SIGKILL);
-  killed.finish(10);
-  ASSERT_NE(tracefs_snapshot(), before_) << "a SIGKILLed run leaves its instance";
+  // The Ctrl-C must land during the sweep (seconds of uprobe
+  // synchronisations); a sweep that ends first (seen once in 9 runs) shows
+  // only that the signal came late: that attempt is set aside and the case
+  // made again, up to 3 times.
+  for (int attempt = 1;; ++attempt) {
+    Running killed({tool_path("stackcount"), "-K", kManyEvents});
+    ASSERT_TRUE(killed.wait_for_stdout("Hit Ctrl-C to end.\n", 60));
+    killed.signal(SIGKILL);
+    killed.finish(10);
+    ASSERT_NE(tracefs_snapshot(), before_) << "a SIGKILLed run leaves its instance";
 
-  Running next({tool_path("stackcount"), "-K", "-D", "1", "t:sched:sched_switch"});
-  ASSERT_TRUE(next.wait_for_stderr("stackcount: removing instance tracekit_", 30)) << next.pid();
-  auto t0 = std::chrono::steady_clock::now();
-  next.signal(SIGINT);
-  auto r = next.finish(120);
-  double took = seconds_since(t0);
-  EXPECT_EQ(r.exit_code, 0) << r.err;  // as any Ctrl-C
-  // (80 events: more than the capture gives triggers, so the dead run took its
-  // stacks from the instance's stacktrace option and left no trigger.)
-  EXPECT_NE(r.err.find("stackcount: removing instance tracekit_"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find(", left by a dead run...\n"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("stackcount: interrupted; the rest is removed by the next run or by "
-                       "reset-tracing"),
-            std::string::npos)
-      << r.err;
-  EXPECT_EQ(r.out.find("Tracing"), std::string::npos) << "it must not go on to trace";
-  std::cout << "exit after Ctrl-C during the sweep: " << took << " s\n";
-  EXPECT_LT(took, 2.0);
-  reset();
+    Running next({tool_path("stackcount"), "-K", "-D", "1", "t:sched:sched_switch"});
+    ASSERT_TRUE(next.wait_for_stderr("stackcount: removing instance tracekit_", 30)) << next.pid();
+    auto t0 = std::chrono::steady_clock::now();
+    next.signal(SIGINT);
+    auto r = next.finish(120);
+    double took = seconds_since(t0);
+    EXPECT_EQ(r.exit_code, 0) << r.err;  // as any Ctrl-C
+    if (r.out.find("Tracing") != std::string::npos && attempt < 3) {
+      std::cout << "attempt " << attempt << ": the sweep ended before the Ctrl-C landed ("
+                << took << " s); again\n";
+      reset();
+      continue;
+    }
+    // (About 60 events: more than the capture gives triggers, so the dead run
+    // took its stacks from the instance's stacktrace option and left no
+    // trigger; its uprobes make the sweep slow.)
+    EXPECT_NE(r.err.find("stackcount: removing instance tracekit_"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find(", left by a dead run...\n"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("stackcount: interrupted; the rest is removed by the next run or by "
+                         "reset-tracing"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.out.find("Tracing"), std::string::npos) << "it must not go on to trace";
+    std::cout << "exit after Ctrl-C during the sweep: " << took << " s\n";
+    EXPECT_LT(took, 2.0);
+    reset();
+    return;
+  }
 }
 
 }  // namespace
