@@ -3,6 +3,7 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cstdio>
@@ -63,22 +64,28 @@ std::string latency_flags(CommonFields c, bool migrate_column) {
 
 namespace {
 
-// v in decimal, right-aligned (or left-aligned) in width, padded with pad:
-// printf's "%5llu", "%-7d", "%03d" without parsing a format per field.
+// v in decimal at p, right-aligned (or left-aligned) in width, padded with
+// pad: printf's "%5llu", "%-7d", "%03d" without parsing a format per field.
+// p must have room for max(width, 20) chars; returns the end.
 template <typename T>
-void append_number(std::string& out, T v, size_t width, char pad = ' ', bool left = false) {
+char* put_number(char* p, T v, size_t width, char pad = ' ', bool left = false) {
+  char digits[24];
+  const size_t n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, v).ptr - digits);
+  const size_t fill = n < width ? width - n : 0;
+  if (!left) p = std::fill_n(p, fill, pad);
+  p = std::copy_n(digits, n, p);
+  return left ? std::fill_n(p, fill, pad) : p;
+}
+
+template <typename T>
+void append_number(std::string& out, T v) {
   char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  const size_t n = static_cast<size_t>(end - buf);
-  if (!left && n < width) out.append(width - n, pad);
-  out.append(buf, n);
-  if (left && n < width) out.append(width - n, pad);
+  out.append(buf, put_number(buf, v, 0));
 }
 
 void append_hex(std::string& out, unsigned long long v) {
   char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, 16);
-  out.append(buf, static_cast<size_t>(end - buf));
+  out.append(buf, std::to_chars(buf, buf + sizeof buf, v, 16).ptr);
 }
 
 }  // namespace
@@ -86,20 +93,26 @@ void append_hex(std::string& out, unsigned long long v) {
 void print_context(std::string& out, std::string_view comm, int pid, int cpu,
                    std::string_view flags, uint64_t ts_ns) {
   const uint64_t us = (ts_ns + 500) / 1000;  // the kernel's ns2usecs rounds
-  // "%16s-%-7d [%03d] %s %5lu.%06lu: "
+  // "%16s-%-7d [%03d] %s %5lu.%06lu: ", in a few appends: this is most of
+  // what a streaming tool does per event.
   if (comm.size() < 16) out.append(16 - comm.size(), ' ');
   out += comm;
-  out += '-';
-  append_number(out, pid, 7, ' ', /*left=*/true);
-  out += " [";
-  append_number(out, cpu, 3, '0');
-  out += "] ";
+  char buf[64];
+  char* p = buf;
+  *p++ = '-';
+  p = put_number(p, pid, 7, ' ', /*left=*/true);
+  p = std::copy_n(" [", 2, p);
+  p = put_number(p, cpu, 3, '0');
+  p = std::copy_n("] ", 2, p);
+  out.append(buf, p);
   out += flags;
-  out += ' ';
-  append_number(out, us / 1000000, 5);
-  out += '.';
-  append_number(out, us % 1000000, 6, '0');
-  out += ": ";
+  p = buf;
+  *p++ = ' ';
+  p = put_number(p, us / 1000000, 5);
+  *p++ = '.';
+  p = put_number(p, us % 1000000, 6, '0');
+  p = std::copy_n(": ", 2, p);
+  out.append(buf, p);
 }
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
@@ -213,7 +226,7 @@ bool EventText::syscall_text(std::string& out, const Format& f, const ftrace::Ev
     out += field->name;
     if (*v < 10) {
       out += ": ";
-      append_number(out, *v, 0);
+      append_number(out, *v);
     } else {
       out += ": 0x";
       append_hex(out, *v);
@@ -227,7 +240,7 @@ void EventText::info(std::string& out, const ftrace::Event& e) {
   const Format& f = format(e.type);
   if (f.kind == Format::Kind::kUnknown) {
     out += "type ";
-    append_number(out, e.type, 0);
+    append_number(out, e.type);
     out += ": (unknown event)";
     return;
   }
