@@ -80,12 +80,12 @@ char* put_number(char* p, T v, size_t width, char pad = ' ', bool left = false) 
 template <typename T>
 void append_number(std::string& out, T v) {
   char buf[24];
-  out.append(buf, put_number(buf, v, 0));
+  out.append(buf, static_cast<size_t>(put_number(buf, v, 0) - buf));
 }
 
 void append_hex(std::string& out, unsigned long long v) {
   char buf[24];
-  out.append(buf, std::to_chars(buf, buf + sizeof buf, v, 16).ptr);
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v, 16).ptr - buf));
 }
 
 }  // namespace
@@ -104,7 +104,7 @@ void print_context(std::string& out, std::string_view comm, int pid, int cpu,
   p = std::copy_n(" [", 2, p);
   p = put_number(p, cpu, 3, '0');
   p = std::copy_n("] ", 2, p);
-  out.append(buf, p);
+  out.append(buf, static_cast<size_t>(p - buf));  // (a pointer pair goes through replace())
   out += flags;
   p = buf;
   *p++ = ' ';
@@ -112,7 +112,7 @@ void print_context(std::string& out, std::string_view comm, int pid, int cpu,
   *p++ = '.';
   p = put_number(p, us % 1000000, 6, '0');
   p = std::copy_n(": ", 2, p);
-  out.append(buf, p);
+  out.append(buf, static_cast<size_t>(p - buf));
 }
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
