@@ -157,8 +157,7 @@ const EventText::Format& EventText::format(int type) {
   auto it = formats_.find(type);
   if (it == formats_.end()) {
     Format f;
-    f.event = tep_find_event(tep_, type);
-    tep_event* ev = f.event;
+    tep_event* ev = tep_find_event(tep_, type);
     if (ev) {
       f.kind = Format::Kind::kFormatted;
       f.probe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");

@@ -27,7 +27,6 @@
 #include "ftrace/reader.hpp"
 
 struct tep_handle;
-struct tep_event;
 struct tep_format_field;
 struct trace_seq;
 
@@ -83,7 +82,7 @@ class EventText {
 
   // Appends the event's line, and its stacks' entries when it has them, to
   // out. What an event type needs (its kind, its fields) is worked out at
-  // its first event and kept: a stream of one event costs no lookups by
+  // its first event and kept: a system call's event costs no lookup by
   // name, no allocation and no format parsing per event.
   void print(std::string& out, const ftrace::Event& e);
   // Appends the event's name and print fmt output ("sched_switch:
@@ -99,7 +98,6 @@ class EventText {
     // print fmt's output (also where a syscall's field cannot be read).
     enum class Kind { kUnknown, kSyscallEnter, kSyscallExit, kRawSyscall, kFormatted };
     Kind kind = Kind::kUnknown;
-    tep_event* event = nullptr;
     std::string name;                       // kSyscall*: "sys_read"
     std::vector<tep_format_field*> fields;  // enter: the arguments; exit: ret; raw: id
     bool raw_exit = false;                  // kRawSyscall: raw_syscalls:sys_exit
