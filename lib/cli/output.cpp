@@ -81,22 +81,38 @@ bool FdBuf::drain(bool whole_lines) {
     size_t nl = pending_.rfind('\n');
     if (nl != std::string::npos) len = nl + 1;
   }
+  if (!write_out(std::string_view(pending_).substr(0, len))) return false;
+  pending_.erase(0, len);
+  return true;
+}
+
+bool FdBuf::write_out(std::string_view data) {
   // A second Ctrl-C while a write is blocked stops the printing (abort_),
   // and what was not printed is counted, rather than ending the process.
   WritingOutput writing;
-  WriteResult r = write_lines(fd_, std::string_view(pending_).substr(0, len), chunk_max_, abort_);
+  WriteResult r = write_lines(fd_, data, chunk_max_, abort_);
   written_ += r.written;
   if (r.error != 0) {
     error_ = r.error;
     pending_.clear();
     return false;
   }
-  pending_.erase(0, len);
   return true;
 }
 
 bool FdBuf::put(const char* s, size_t n) {
   if (error_ != 0) return false;
+  if (pending_.empty() && n >= kBufferBytes) {
+    // A piece as large as the buffer (a streaming tool's batch of events)
+    // goes out from where it is, up to its last newline (all of it on a
+    // terminal, as below); the rest waits.
+    std::string_view data(s, n);
+    size_t nl = data.rfind('\n');
+    size_t len = line_buffered_ || nl == std::string_view::npos ? n : nl + 1;
+    if (!write_out(data.substr(0, len))) return false;
+    pending_.append(data.substr(len));
+    return true;
+  }
   pending_.append(s, n);
   if (pending_.size() >= kBufferBytes && !drain(true)) return false;
   if (line_buffered_ && std::memchr(s, '\n', n) != nullptr && !drain(false)) return false;

@@ -68,6 +68,9 @@ class FdBuf : public std::streambuf {
   // Writes the buffer out: all of it, or (whole_lines) only up to its last
   // newline when it has one. False once a write has failed.
   bool drain(bool whole_lines);
+  // Writes data to fd (see write_lines), recording a failure. False once a
+  // write has failed.
+  bool write_out(std::string_view data);
   // Appends to the buffer, draining it as the class comment says.
   bool put(const char* s, size_t n);
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <csignal>
 #include <ostream>
-#include <sstream>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -30,29 +30,39 @@ struct Printer::Impl {
   std::optional<session::SavedComms> comms;
   std::optional<output::EventText> text;
   std::string header;  // the instance's trace file header, at the start
-  std::vector<std::pair<uint64_t, std::string>> batch;
+  // One read's events as text, and where each one's lines are in it.
+  struct Line {
+    uint64_t ts;
+    size_t begin, end;
+  };
+  std::string batch;
+  std::vector<Line> lines;
+  std::string ordered;  // batch in timestamp order, when it was not
   uint64_t printed = 0;
 
-
-  std::ostringstream line;  // reused: one event's text at a time
-
   void collect(const ftrace::Event& e) {
-    line.str(std::string());
-    text->print(line, e);
-    batch.emplace_back(e.ts, line.str());
+    const size_t begin = batch.size();
+    text->print(batch, e);
+    lines.push_back({e.ts, begin, batch.size()});
   }
 
   // Prints the batch in timestamp order (each CPU's events come in order;
-  // the CPUs are merged here).
+  // the CPUs are merged here), in one write.
   void print_batch(std::ostream& to) {
-    std::stable_sort(batch.begin(), batch.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [ts, line] : batch) {
-      if (!to) break;
-      to << line;
-      ++printed;
+    auto earlier = [](const Line& a, const Line& b) { return a.ts < b.ts; };
+    std::string_view all = batch;
+    if (!std::is_sorted(lines.begin(), lines.end(), earlier)) {
+      std::stable_sort(lines.begin(), lines.end(), earlier);
+      ordered.clear();
+      for (const Line& l : lines) ordered.append(batch, l.begin, l.end - l.begin);
+      all = ordered;
+    }
+    if (to && !all.empty()) {
+      to.write(all.data(), static_cast<std::streamsize>(all.size()));
+      if (to) printed += lines.size();
     }
     batch.clear();
+    lines.clear();
     to.flush();
   }
 };

@@ -14,6 +14,14 @@
 // a quiet CPU's events would wait for a flush. tracekit does not link
 // libtracefs: its control files are plain reads and writes (lib/tracefs).
 //
+// Kernel stacks are stripped of the tracing frames by symbol, and the
+// symbol table loads in the background (symbols/kallsyms.hpp) for up to
+// 150 ms after the tool starts, while the traced program already runs: a
+// fast stream of stacks fills a CPU's buffer in 15 ms. So until the table is
+// there, pages are copied into a backlog (util/backlog.hpp) and decoded, in
+// the order read, once it is: the buffers are emptied meanwhile. (flush()
+// waits for the table.)
+//
 // poll() on trace_pipe_raw reports readable only once the buffer is
 // buffer_percent full (default 50), so after poll() returns, ready or timed
 // out, every CPU is read until empty: the timeout bounds the latency. Each
@@ -34,6 +42,7 @@
 
 #include "ftrace/decode.hpp"
 #include "symbols/kallsyms.hpp"
+#include "util/backlog.hpp"
 #include "util/fd.hpp"
 #include "util/strings.hpp"
 
@@ -154,6 +163,25 @@ struct Reader::Impl {
     return hand_out_held(fn);
   }
 
+  // Pages read while the kernel symbol table still loads (see the top).
+  Backlog early;
+
+  // Decodes what early holds (waiting for the table), in the order read.
+  size_t replay(const Callback& fn) {
+    size_t handed = 0;
+    early.replay([&](uint64_t cpu, std::span<const uint8_t> p) {
+      handed += decoder->decode_page(static_cast<int>(cpu), p, fn);
+    });
+    return handed;
+  }
+
+  // Decodes one page of cpu's, or holds it back while the table loads.
+  size_t take(int cpu, std::span<const uint8_t> p, const Callback& fn) {
+    if (symbols && !symbols->loaded() && early.hold(static_cast<uint64_t>(cpu), p)) return 0;
+    size_t handed = early.empty() ? 0 : replay(fn);
+    return handed + decoder->decode_page(cpu, p, fn);
+  }
+
   // Reads and decodes cpu's pages until it is empty or max reads were done.
   size_t drain(Cpu& c, size_t max, const Callback& fn) {
     size_t handed = 0;
@@ -161,7 +189,7 @@ struct Reader::Impl {
       ssize_t n = read(c.fd.get(), page.data(), page.size());
       if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;  // EAGAIN: empty
-      handed += decoder->decode_page(c.cpu, {page.data(), static_cast<size_t>(n)}, fn);
+      handed += take(c.cpu, {page.data(), static_cast<size_t>(n)}, fn);
     }
     return handed;
   }
@@ -267,6 +295,7 @@ size_t Reader::poll(int timeout_ms, const Callback& fn) {
   return impl_->pass(fn, [&](const Callback& to) {
     size_t handed = 0;
     for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages, to);
+    if (!impl_->early.empty() && impl_->symbols->loaded()) handed += impl_->replay(to);
     return handed;
   });
 }
@@ -275,6 +304,7 @@ size_t Reader::flush(const Callback& fn) {
   return impl_->pass(fn, [&](const Callback& to) {
     size_t handed = 0;
     for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages * 2, to);
+    handed += impl_->replay(to);  // waits for the table
     return handed + impl_->decoder->finish(to);
   });
 }

@@ -3,7 +3,9 @@
 #include <traceevent/event-parse.h>
 #include <traceevent/trace-seq.h>
 
+#include <algorithm>
 #include <cctype>
+#include <charconv>
 #include <cstdio>
 #include <optional>
 
@@ -60,16 +62,57 @@ std::string latency_flags(CommonFields c, bool migrate_column) {
   return s;
 }
 
-void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
+namespace {
+
+// v in decimal at p, right-aligned (or left-aligned) in width, padded with
+// pad: printf's "%5llu", "%-7d", "%03d" without parsing a format per field.
+// p must have room for max(width, 20) chars; returns the end.
+template <typename T>
+char* put_number(char* p, T v, size_t width, char pad = ' ', bool left = false) {
+  char digits[24];
+  const size_t n = static_cast<size_t>(std::to_chars(digits, digits + sizeof digits, v).ptr - digits);
+  const size_t fill = n < width ? width - n : 0;
+  if (!left) p = std::fill_n(p, fill, pad);
+  p = std::copy_n(digits, n, p);
+  return left ? std::fill_n(p, fill, pad) : p;
+}
+
+template <typename T>
+void append_number(std::string& out, T v) {
+  char buf[24];
+  out.append(buf, static_cast<size_t>(put_number(buf, v, 0) - buf));
+}
+
+void append_hex(std::string& out, unsigned long long v) {
+  char buf[24];
+  out.append(buf, static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, v, 16).ptr - buf));
+}
+
+}  // namespace
+
+void print_context(std::string& out, std::string_view comm, int pid, int cpu,
                    std::string_view flags, uint64_t ts_ns) {
   const uint64_t us = (ts_ns + 500) / 1000;  // the kernel's ns2usecs rounds
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%16.*s-%-7d [%03d] %.*s %5llu.%06llu: ",
-                static_cast<int>(comm.size()), comm.data(), pid, cpu,
-                static_cast<int>(flags.size()), flags.data(),
-                static_cast<unsigned long long>(us / 1000000),
-                static_cast<unsigned long long>(us % 1000000));
-  out << buf;
+  // "%16s-%-7d [%03d] %s %5lu.%06lu: ", in a few appends: this is most of
+  // what a streaming tool does per event.
+  if (comm.size() < 16) out.append(16 - comm.size(), ' ');
+  out += comm;
+  char buf[64];
+  char* p = buf;
+  *p++ = '-';
+  p = put_number(p, pid, 7, ' ', /*left=*/true);
+  p = std::copy_n(" [", 2, p);
+  p = put_number(p, cpu, 3, '0');
+  p = std::copy_n("] ", 2, p);
+  out.append(buf, static_cast<size_t>(p - buf));  // (a pointer pair goes through replace())
+  out += flags;
+  p = buf;
+  *p++ = ' ';
+  p = put_number(p, us / 1000000, 5);
+  *p++ = '.';
+  p = put_number(p, us % 1000000, 6, '0');
+  p = std::copy_n(": ", 2, p);
+  out.append(buf, static_cast<size_t>(p - buf));
 }
 
 EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
@@ -84,100 +127,154 @@ EventText::EventText(tep_handle* tep, std::function<std::string(int)> comm_of,
       probes_(probes),
       raw_syscalls_named_(raw_syscalls_named) {}
 
-std::string_view EventText::comm(int pid) {
-  if (pid == 0) return "<idle>";
-  auto it = comms_.find(pid);
-  if (it != comms_.end()) return it->second;
-  return comms_.emplace(pid, comm_of_ ? comm_of_(pid) : std::string(kUnknownComm)).first->second;
+EventText::EventText(EventText&&) noexcept = default;
+EventText::~EventText() = default;
+
+void EventText::SeqDeleter::operator()(trace_seq* s) const {
+  trace_seq_destroy(s);
+  delete s;
 }
 
-namespace {
+std::string_view EventText::comm(int pid) {
+  if (pid == 0) return "<idle>";
+  if (last_comm_ && pid == last_pid_) return *last_comm_;
+  auto it = comms_.find(pid);
+  if (it == comms_.end())
+    it = comms_.emplace(pid, comm_of_ ? comm_of_(pid) : std::string(kUnknownComm)).first;
+  last_pid_ = pid;
+  last_comm_ = &it->second;  // a node's: stays where it is as the table grows
+  return *last_comm_;
+}
 
 // The kernel prints syscalls:sys_enter_* and sys_exit_* with a function of
 // its own, not their print fmt, and without the event's name:
 // "sys_read(fd: 3, buf: 0x55d0c0e0a0, count: 1)" (a value below 10 in
-// decimal, the rest in hex) and "sys_read -> 0x1".
-std::optional<std::string> syscall_text(tep_event* ev, const ftrace::Event& e) {
-  if (!ev->system || std::string_view(ev->system) != "syscalls" || !ev->name) return std::nullopt;
-  std::string_view name(ev->name);
-  const bool enter = name.rfind("sys_enter_", 0) == 0, exit = name.rfind("sys_exit_", 0) == 0;
-  if (!enter && !exit) return std::nullopt;
-  std::string out = "sys_";
-  out += name.substr(enter ? 10 : 9);
-  auto value = [&](tep_format_field* f) -> std::optional<unsigned long long> {
-    unsigned long long v = 0;
-    if (static_cast<size_t>(f->offset) + static_cast<size_t>(f->size) > e.data.size()) return std::nullopt;
-    if (tep_read_number_field(f, e.data.data(), &v) != 0) return std::nullopt;
-    return v;
-  };
-  char buf[64];
-  if (exit) {
-    tep_format_field* ret = tep_find_field(ev, "ret");
-    auto v = ret ? value(ret) : std::nullopt;
-    if (!v) return std::nullopt;
-    std::snprintf(buf, sizeof buf, " -> 0x%llx", *v);
-    return out + buf;
+// decimal, the rest in hex) and "sys_read -> 0x1". raw_syscalls records
+// (with raw_syscalls_named) print as the kernel prints them, under the
+// syscalls:* event's name.
+const EventText::Format& EventText::format(int type) {
+  if (last_format_ && type == last_type_) return *last_format_;
+  auto it = formats_.find(type);
+  if (it == formats_.end()) {
+    Format f;
+    tep_event* ev = tep_find_event(tep_, type);
+    if (ev) {
+      f.kind = Format::Kind::kFormatted;
+      f.probe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
+      const std::string_view system = ev->system ? ev->system : "";
+      const std::string_view name = ev->name ? ev->name : "";
+      const bool enter = name.rfind("sys_enter_", 0) == 0, exit = name.rfind("sys_exit_", 0) == 0;
+      if (system == "syscalls" && (enter || exit)) {
+        f.name = "sys_" + std::string(name.substr(enter ? 10 : 9));
+        if (exit) {
+          if (tep_format_field* ret = tep_find_field(ev, "ret")) {
+            f.kind = Format::Kind::kSyscallExit;
+            f.fields.push_back(ret);
+          }
+        } else {
+          f.kind = Format::Kind::kSyscallEnter;
+          for (tep_format_field* field = ev->format.fields; field; field = field->next)
+            if (std::string_view(field->name) != "__syscall_nr") f.fields.push_back(field);
+        }
+      } else if (raw_syscalls_named_ && system == syscalls::kRawSystem &&
+                 (name == syscalls::raw_event(false) || name == syscalls::raw_event(true))) {
+        if (tep_format_field* id = tep_find_field(ev, "id")) {
+          f.kind = Format::Kind::kRawSyscall;
+          f.raw_exit = name == syscalls::raw_event(true);
+          f.fields.push_back(id);
+        }
+      }
+    }
+    it = formats_.emplace(type, std::move(f)).first;
   }
-  out += '(';
-  bool first = true;
-  for (tep_format_field* f = ev->format.fields; f; f = f->next) {
-    if (std::string_view(f->name) == "__syscall_nr") continue;
-    auto v = value(f);
-    if (!v) return std::nullopt;
-    if (!first) out += ", ";
-    first = false;
-    if (*v < 10)
-      std::snprintf(buf, sizeof buf, "%s: %llu", f->name, *v);
-    else
-      std::snprintf(buf, sizeof buf, "%s: 0x%llx", f->name, *v);
-    out += buf;
-  }
-  return out + ")";
+  last_type_ = type;
+  last_format_ = &it->second;
+  return *last_format_;
 }
 
-// The syscalls:* name a raw_syscalls record stands for ("sys_enter_getppid",
-// by its id), or nullopt for any other event.
-std::optional<std::string> raw_syscall_name(tep_event* ev, const ftrace::Event& e) {
-  if (!ev->system || std::string_view(ev->system) != syscalls::kRawSystem || !ev->name)
-    return std::nullopt;
-  std::string_view name(ev->name);
-  if (name != syscalls::raw_event(false) && name != syscalls::raw_event(true)) return std::nullopt;
-  tep_format_field* id = tep_find_field(ev, "id");
+namespace {
+
+// A field's value in the record; nullopt when the record is too short for it.
+std::optional<unsigned long long> field_value(tep_format_field* f, const ftrace::Event& e) {
   unsigned long long v = 0;
-  if (!id || static_cast<size_t>(id->offset) + static_cast<size_t>(id->size) > e.data.size() ||
-      tep_read_number_field(id, e.data.data(), &v) != 0)
+  if (static_cast<size_t>(f->offset) + static_cast<size_t>(f->size) > e.data.size())
     return std::nullopt;
-  return syscalls::event_name(name == syscalls::raw_event(true), static_cast<long>(v));
+  if (tep_read_number_field(f, e.data.data(), &v) != 0) return std::nullopt;
+  return v;
 }
 
 }  // namespace
 
-std::string EventText::info(const ftrace::Event& e) const {
-  tep_event* ev = tep_find_event(tep_, e.type);
-  if (!ev) return "type " + std::to_string(e.type) + ": (unknown event)";
-  if (auto text = syscall_text(ev, e)) return *text;
+bool EventText::syscall_text(std::string& out, const Format& f, const ftrace::Event& e) {
+  const size_t start = out.size();
+  out += f.name;
+  if (f.kind == Format::Kind::kSyscallExit) {
+    auto v = field_value(f.fields.front(), e);
+    if (!v) return out.resize(start), false;
+    out += " -> 0x";
+    append_hex(out, *v);
+    return true;
+  }
+  out += '(';
+  bool first = true;
+  for (tep_format_field* field : f.fields) {
+    auto v = field_value(field, e);
+    if (!v) return out.resize(start), false;
+    if (!first) out += ", ";
+    first = false;
+    out += field->name;
+    if (*v < 10) {
+      out += ": ";
+      append_number(out, *v);
+    } else {
+      out += ": 0x";
+      append_hex(out, *v);
+    }
+  }
+  out += ')';
+  return true;
+}
+
+void EventText::info(std::string& out, const ftrace::Event& e) {
+  const Format& f = format(e.type);
+  if (f.kind == Format::Kind::kUnknown) {
+    out += "type ";
+    append_number(out, e.type);
+    out += ": (unknown event)";
+    return;
+  }
+  if ((f.kind == Format::Kind::kSyscallEnter || f.kind == Format::Kind::kSyscallExit) &&
+      syscall_text(out, f, e))
+    return;
+  const size_t start = out.size();
+  std::optional<unsigned long long> raw_id;
+  if (f.kind == Format::Kind::kRawSyscall) raw_id = field_value(f.fields.front(), e);
   tep_record rec{};
   rec.ts = e.ts;
   rec.cpu = e.cpu;
   rec.data = const_cast<uint8_t*>(e.data.data());
   rec.size = static_cast<int>(e.data.size());
-  trace_seq s;
-  trace_seq_init(&s);
-  std::optional<std::string> named;
-  if (raw_syscalls_named_) named = raw_syscall_name(ev, e);
-  if (named)  // (tep_print_event's arguments are TEP_PRINT_* codes, not text)
-    tep_print_event(tep_, &s, &rec, "%s", TEP_PRINT_INFO);
-  else
-    tep_print_event(tep_, &s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
-  trace_seq_terminate(&s);
-  std::string out = named ? *named + ": " : std::string();
-  out.append(s.buffer, s.len);
-  trace_seq_destroy(&s);
-  const bool probe = tep_find_field(ev, "__probe_ip") || tep_find_field(ev, "__probe_func");
-  if (probe && probes_ == ProbeAddresses::kKernel && ksyms_)
-    return symbolize_probe_ip(std::move(out), *ksyms_);
-  if (probe && probes_ == ProbeAddresses::kUser) return user_probe_ip(std::move(out));
-  return out;
+  if (!seq_ || seq_->state != TRACE_SEQ__GOOD) {
+    seq_.reset(new trace_seq);
+    trace_seq_init(seq_.get());
+  }
+  trace_seq* s = seq_.get();
+  trace_seq_reset(s);
+  if (raw_id) {  // (tep_print_event's arguments are TEP_PRINT_* codes, not text)
+    out += syscalls::event_name(f.raw_exit, static_cast<long>(*raw_id));
+    out += ": ";
+    tep_print_event(tep_, s, &rec, "%s", TEP_PRINT_INFO);
+  } else {
+    tep_print_event(tep_, s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
+  }
+  out.append(s->buffer, s->len);
+  if (!f.probe || (probes_ == ProbeAddresses::kKernel && !ksyms_) ||
+      probes_ == ProbeAddresses::kAsFormatted)
+    return;
+  std::string text = out.substr(start);
+  out.resize(start);
+  out += probes_ == ProbeAddresses::kKernel ? symbolize_probe_ip(std::move(text), *ksyms_)
+                                            : user_probe_ip(std::move(text));
 }
 
 namespace {
@@ -254,46 +351,54 @@ std::string user_probe_ip(std::string text) {
   });
 }
 
-void EventText::print(std::ostream& out, const ftrace::Event& e) {
+void EventText::print(std::string& out, const ftrace::Event& e) {
   const std::string_view name = comm(e.pid);
   print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.data), migrate_), e.ts);
-  out << info(e) << '\n';
+  info(out, e);
+  out += '\n';
   if (e.has_stack) print_kernel_stack(out, e, name);
   if (e.has_user_stack) print_user_stack(out, e, name);
 }
 
-void EventText::print_kernel_stack(std::ostream& out, const ftrace::Event& e,
+void EventText::print_kernel_stack(std::string& out, const ftrace::Event& e,
                                    std::string_view name) {
   print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.stack_record), migrate_),
                 e.stack_ts);
-  out << "<stack trace>\n";
+  out += "<stack trace>\n";
   for (size_t i = 0; i < e.stack.size(); ++i) {
-    out << " => ";
+    out += " => ";
     auto r = ksyms_ ? ksyms_->lookup(e.stack[i], i > 0) : std::nullopt;
     if (r) {
-      out << r->name;
-      if (!r->module.empty()) out << " [" << r->module << "]";
+      out += r->name;
+      if (!r->module.empty()) {
+        out += " [";
+        out += r->module;
+        out += ']';
+      }
     } else {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(e.stack[i]));
-      out << buf;
+      out += "0x";
+      append_hex(out, e.stack[i]);
     }
-    out << '\n';
+    out += '\n';
   }
 }
 
-void EventText::print_user_stack(std::ostream& out, const ftrace::Event& e,
+void EventText::print_user_stack(std::string& out, const ftrace::Event& e,
                                  std::string_view name) {
   print_context(out, name, e.pid, e.cpu,
                 latency_flags(common_fields(e.user_stack_record), migrate_), e.user_stack_ts);
-  out << "<user stack trace>\n";
+  out += "<user stack trace>\n";
   for (size_t i = 0; i < e.user_stack.size(); ++i) {
     // The first entry is where the event fired, the rest return addresses.
     auto r = usyms_ && e.user_tgid > 0 ? usyms_->lookup(e.user_tgid, e.user_stack[i], i > 0)
                                        : std::nullopt;
     char addr[32];
     std::snprintf(addr, sizeof addr, "<%016llx>", static_cast<unsigned long long>(e.user_stack[i]));
-    out << " => " << (r ? r->name : std::string_view()) << ' ' << addr << '\n';
+    out += " => ";
+    if (r) out += r->name;
+    out += ' ';
+    out += addr;
+    out += '\n';
   }
 }
 

@@ -17,15 +17,18 @@
 
 #include <cstdint>
 #include <functional>
-#include <ostream>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #include "ftrace/reader.hpp"
 
 struct tep_handle;
+struct tep_format_field;
+struct trace_seq;
 
 namespace tracekit::symbols {
 class KernelSymbols;
@@ -48,9 +51,9 @@ CommonFields common_fields(std::span<const uint8_t> record);
 // without. Pure.
 std::string latency_flags(CommonFields c, bool migrate_column);
 
-// "            comm-pid     [cpu] FLAGS  secs.usecs: " (the kernel's
-// "%16s-%-7d [%03d] %s %5lu.%06lu: "). Pure.
-void print_context(std::ostream& out, std::string_view comm, int pid, int cpu,
+// Appends "            comm-pid     [cpu] FLAGS  secs.usecs: " (the
+// kernel's "%16s-%-7d [%03d] %s %5lu.%06lu: ") to out. Pure.
+void print_context(std::string& out, std::string_view comm, int pid, int cpu,
                    std::string_view flags, uint64_t ts_ns);
 
 class EventText {
@@ -74,19 +77,42 @@ class EventText {
             const symbols::KernelSymbols* ksyms, bool migrate_column,
             ProbeAddresses probes = ProbeAddresses::kAsFormatted,
             symbols::UserSymbols* usyms = nullptr, bool raw_syscalls_named = false);
+  EventText(EventText&&) noexcept;
+  ~EventText();
 
-  // The event's line, and its stacks' entries when it has them.
-  void print(std::ostream& out, const ftrace::Event& e);
-  // The event's name and print fmt output ("sched_switch: prev_comm=..."),
-  // or what the kernel prints instead where it has a function of its own
-  // (system calls: "sys_read(fd: 3, buf: 0x7ffd5c2b1e40, count: 1)"; probe
-  // addresses, see ProbeAddresses).
-  std::string info(const ftrace::Event& e) const;
+  // Appends the event's line, and its stacks' entries when it has them, to
+  // out. What an event type needs (its kind, its fields) is worked out at
+  // its first event and kept: a system call's event costs no lookup by
+  // name, no allocation and no format parsing per event.
+  void print(std::string& out, const ftrace::Event& e);
+  // Appends the event's name and print fmt output ("sched_switch:
+  // prev_comm=..."), or what the kernel prints instead where it has a
+  // function of its own (system calls: "sys_read(fd: 3, buf: 0x7ffd5c2b1e40,
+  // count: 1)"; probe addresses, see ProbeAddresses).
+  void info(std::string& out, const ftrace::Event& e);
 
  private:
+  struct Format {
+    // kUnknown: not in the handle. kSyscall*: the kernel's own text (see
+    // info), from fields; kRawSyscall: fields holds the id; kFormatted: the
+    // print fmt's output (also where a syscall's field cannot be read).
+    enum class Kind { kUnknown, kSyscallEnter, kSyscallExit, kRawSyscall, kFormatted };
+    Kind kind = Kind::kUnknown;
+    std::string name;                       // kSyscall*: "sys_read"
+    std::vector<tep_format_field*> fields;  // enter: the arguments; exit: ret; raw: id
+    bool raw_exit = false;                  // kRawSyscall: raw_syscalls:sys_exit
+    bool probe = false;                     // a dynamic probe's (__probe_ip, __probe_func)
+  };
+  struct SeqDeleter {
+    void operator()(trace_seq* s) const;
+  };
   std::string_view comm(int pid);
-  void print_kernel_stack(std::ostream& out, const ftrace::Event& e, std::string_view name);
-  void print_user_stack(std::ostream& out, const ftrace::Event& e, std::string_view name);
+  const Format& format(int type);
+  // Appends a syscall event's text; false (out unchanged) when a field lies
+  // outside the record.
+  bool syscall_text(std::string& out, const Format& f, const ftrace::Event& e);
+  void print_kernel_stack(std::string& out, const ftrace::Event& e, std::string_view name);
+  void print_user_stack(std::string& out, const ftrace::Event& e, std::string_view name);
   tep_handle* tep_;
   std::function<std::string(int)> comm_of_;
   const symbols::KernelSymbols* ksyms_;
@@ -95,6 +121,12 @@ class EventText {
   ProbeAddresses probes_;
   bool raw_syscalls_named_;
   std::unordered_map<int, std::string> comms_;
+  int last_pid_ = 0;
+  const std::string* last_comm_ = nullptr;  // comms_'s entry of last_pid_
+  std::unordered_map<int, Format> formats_;
+  int last_type_ = 0;
+  const Format* last_format_ = nullptr;  // formats_'s entry of last_type_
+  std::unique_ptr<trace_seq, SeqDeleter> seq_;  // reused for print fmt output
 };
 
 // Rewrites the "(ffffffff81234560)" or "(FUNC <- RET_IP)" that libtraceevent

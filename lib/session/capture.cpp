@@ -1,6 +1,7 @@
 #include "session/capture.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <set>
@@ -247,6 +248,12 @@ size_t FtraceCapture::flush(const ftrace::Reader::Callback& fn) {
   return n;
 }
 
+size_t perf_ring_pages(size_t cpus) {
+  constexpr size_t kMinPages = 256, kMaxPages = 1024, kAllPages = 8192;  // 1, 4, 32 MiB
+  return std::clamp<size_t>(std::bit_floor(kAllPages / std::max<size_t>(cpus, 1)), kMinPages,
+                            kMaxPages);
+}
+
 Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOptions& o,
                                        bool kernel_stacks, bool user_stacks) {
   if (!probes.functions().empty())
@@ -291,11 +298,12 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   }
   PerfCapture c;
   c.attr_ = attrs.front();
+  const size_t pages = perf_ring_pages(cpus.size());
   if (o.pid) {
-    auto ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), true), cpus, -1, 256);
+    auto ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), true), cpus, -1, pages);
     if (!ev &&
         (ev.error().err == EINVAL || ev.error().err == ENOENT || ev.error().err == EOPNOTSUPP))
-      ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), false), cpus, -1, 256);
+      ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), false), cpus, -1, pages);
     if (!ev) return ev.error();
     c.events_.emplace(std::move(*ev));
     auto followed = perf::follow_process(*c.events_, attrs, *o.pid, filters);
@@ -303,7 +311,7 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     c.followed_ = std::move(*followed);
     return c;
   }
-  auto ev = perf::PerCpuEvents::open(attrs.front(), cpus, -1, 256, filters.front());
+  auto ev = perf::PerCpuEvents::open(attrs.front(), cpus, -1, pages, filters.front());
   if (!ev) return ev.error();
   c.events_.emplace(std::move(*ev));
   for (size_t i = 1; i < attrs.size(); ++i)

@@ -130,6 +130,14 @@ class FtraceCapture {
   bool follows_ = true;
 };
 
+// Data pages of each CPU's perf ring for cpus CPUs: 4 MiB each while all
+// of them stay within 32 MiB, halved as CPUs are added, down to 1 MiB on 32
+// CPUs or more (a power of two, as perf wants). A sample with a kernel and
+// a user stack is about 200 bytes, and one thread in a loop of system calls
+// makes 0.6 M of them a second: 4 MiB hold 30 ms of them, 1 MiB 8 ms, the
+// time the reader may be kept off its CPU before events are lost. Pure.
+size_t perf_ring_pages(size_t cpus);
+
 class PerfCapture {
  public:
   static constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |

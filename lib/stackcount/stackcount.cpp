@@ -2,6 +2,7 @@
 
 #include <malloc.h>
 
+#include <cstring>
 #include <ostream>
 
 #include "cli/signals.hpp"
@@ -17,6 +18,7 @@
 #include "symbols/user.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
+#include "util/backlog.hpp"
 #include "util/proc.hpp"
 
 namespace tracekit::stackcount {
@@ -52,6 +54,24 @@ struct Counter::Impl {
   // stacks as they come in (the ftrace reader strips its own).
   symbols::KernelSymbols ksyms;
   symbols::TracingFrames tracing{&ksyms};
+  // perf backend: records read while ksyms still loads, read once it is
+  // (util/backlog.hpp): the rings are emptied meanwhile.
+  Backlog early;
+
+  void take(const perf_event_header& h, std::span<const uint8_t> rec) {
+    if (kernel_stacks && !ksyms.loaded() && early.hold(0, rec)) return;
+    if (!early.empty()) replay();
+    on_perf(h, rec);
+  }
+
+  // Reads what early holds (waiting for ksyms), in the order it came.
+  void replay() {
+    early.replay([&](uint64_t, std::span<const uint8_t> rec) {
+      perf_event_header h;
+      std::memcpy(&h, rec.data(), sizeof h);
+      on_perf(h, rec);
+    });
+  }
 
   uint32_t tgid(uint32_t tid) {
     auto it = tgid_cache.find(tid);
@@ -193,8 +213,9 @@ void Counter::poll(int timeout_ms) {
     // request ends it early (stop() reads the rest once the events are off).
     m.perf->events().wait(timeout_ms);
     m.perf->events().drain(
-        [&](int, const perf_event_header& h, std::span<const uint8_t> r) { m.on_perf(h, r); },
+        [&](int, const perf_event_header& h, std::span<const uint8_t> r) { m.take(h, r); },
         SIZE_MAX, [] { return cli::stop_requested(); });
+    if (!m.early.empty() && m.ksyms.loaded()) m.replay();
   }
 }
 
@@ -206,8 +227,9 @@ void Counter::stop() {
   } else {
     (void)m.perf->events().disable();
     m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
-      m.on_perf(h, r);
+      m.take(h, r);
     });
+    m.replay();
   }
 }
 

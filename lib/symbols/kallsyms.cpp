@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <iterator>
 #include <mutex>
 #include <string_view>
@@ -192,6 +193,11 @@ Result<KernelSymbols> KernelSymbols::load(const std::string& path) {
     return Error{0, "no usable kernel symbol addresses in", path,
                  "run as root, or set sysctl kernel.kptr_restrict=0"};
   return ks;
+}
+
+bool KernelSymbols::loaded() const {
+  return table_ || !pending_.valid() ||
+         pending_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
 }
 
 void KernelSymbols::resolve() const {

@@ -47,6 +47,9 @@ class KernelSymbols {
   std::optional<Resolved> lookup(uint64_t addr, bool return_address = false) const;
 
   size_t size() const { return table().syms.size(); }
+  // Whether the table is there: lookups answer without waiting for the
+  // background load (true for an empty or a parsed table too).
+  bool loaded() const;
 
   // Where a module's text lies ("" for vmlinux), as far as kallsyms tells:
   // [its lowest symbol, end). vmlinux ends at its last text end marker

@@ -15,7 +15,6 @@
 #include <iostream>
 #include <filesystem>
 #include <map>
-#include <sstream>
 
 #include "ftrace/reader.hpp"
 #include "harness.hpp"
@@ -248,9 +247,9 @@ TEST_F(TpointRuntime, LinesMatchTheKernelsTraceFile) {
       nullptr, kernel->find("migrate-disable") != std::string::npos);
   std::vector<std::pair<uint64_t, std::string>> ours;
   reader->flush([&](const ftrace::Event& e) {
-    std::ostringstream line;
+    std::string line;
     text.print(line, e);
-    ours.emplace_back(e.ts, line.str());
+    ours.emplace_back(e.ts, std::move(line));
   });
   std::stable_sort(ours.begin(), ours.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -254,6 +254,38 @@ TEST(CliOutputTest, AFullBufferGoesOutUpToItsLastNewline) {
   close(fd);
 }
 
+// A piece of a buffer's size or more, put at once (a streaming tool's batch),
+// goes out as a full buffer would: up to its last newline, the rest kept;
+// and on a terminal all of it.
+TEST(CliOutputTest, ALargePieceGoesOutUpToItsLastNewline) {
+  std::string piece;
+  for (int i = 0; i < 10000; ++i) piece += "123456789\n";  // 100 kB
+  piece += "12345";
+  int fd = memfd_create("out", 0);
+  ASSERT_GE(fd, 0);
+  {
+    FdBuf buf(fd, {});
+    std::ostream out(&buf);
+    out << "first\n";  // buffered: the piece joins it
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    EXPECT_EQ(file_content(fd), "first\n" + piece.substr(0, piece.size() - 5));
+    out.flush();
+    out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+    // Written from where it is, after what was kept.
+    EXPECT_EQ(file_content(fd), "first\n" + piece + piece.substr(0, piece.size() - 5));
+    EXPECT_EQ(out.tellp(), static_cast<std::streamoff>(6 + 2 * piece.size()));
+  }
+  EXPECT_EQ(file_content(fd), "first\n" + piece + piece);
+  close(fd);
+  int tty = memfd_create("tty", 0);
+  ASSERT_GE(tty, 0);
+  FdBuf line(tty, {}, /*line_buffered=*/true);
+  std::ostream out(&line);
+  out.write(piece.data(), static_cast<std::streamsize>(piece.size()));
+  EXPECT_EQ(file_content(tty), piece);
+  close(tty);
+}
+
 TEST(CliOutputTest, LineBufferedWritesEachLine) {
   int fd = memfd_create("out", 0);
   ASSERT_GE(fd, 0);

@@ -22,19 +22,18 @@ namespace tracekit::output {
 namespace {
 
 TEST(EventTextTest, ContextMatchesTheKernelsLayout) {
-  std::ostringstream out;
+  std::string out = "before ";
   print_context(out, "cat", 4242, 1, "d..2.", 512123456789ull);
-  EXPECT_EQ(out.str(), "             cat-4242    [001] d..2.   512.123457: ");
-  std::ostringstream wide;
+  EXPECT_EQ(out, "before              cat-4242    [001] d..2.   512.123457: ");
+  std::string wide;
   print_context(wide, "a-very-long-comm-name", 12345678, 123, "....", 1234567890123456789ull);
-  EXPECT_EQ(wide.str(), "a-very-long-comm-name-12345678 [123] .... 1234567890.123457: ");
+  EXPECT_EQ(wide, "a-very-long-comm-name-12345678 [123] .... 1234567890.123457: ");
 }
 
 TEST(EventTextTest, TimestampsRoundToTheMicrosecond) {
   auto at = [](uint64_t ns) {
-    std::ostringstream out;
-    print_context(out, "x", 1, 0, ".....", ns);
-    std::string s = out.str();
+    std::string s;
+    print_context(s, "x", 1, 0, ".....", ns);
     return s.substr(s.rfind(' ', s.size() - 3) + 1);
   };
   EXPECT_EQ(at(0), "0.000000: ");
@@ -135,21 +134,20 @@ TEST(EventTextTest, UserStackEntry) {
   symbols::UserSymbols usyms;
   EventText text(tep->get(), [](int) { return std::string("calls"); }, nullptr, true,
                  EventText::ProbeAddresses::kAsFormatted, &usyms);
-  std::ostringstream out;
+  std::string out;
   text.print(out, e);
   char addr[32];
   std::snprintf(addr, sizeof addr, "%016llx", static_cast<unsigned long long>(frames[0]));
-  EXPECT_EQ(out.str(),
+  EXPECT_EQ(out,
             "           calls-42      [001] .....   512.123457: sys_getppid()\n"
             "           calls-42      [001] d....   512.123458: <user stack trace>\n"
             " => event_text_user_frame <" + std::string(addr) + ">\n"
             " =>  <0000000000000001>\n");
 
   EventText bare(tep->get(), [](int) { return std::string("calls"); }, nullptr, true);
-  std::ostringstream plain;
+  std::string plain;
   bare.print(plain, e);
-  EXPECT_NE(plain.str().find(" =>  <" + std::string(addr) + ">\n"), std::string::npos)
-      << plain.str();
+  EXPECT_NE(plain.find(" =>  <" + std::string(addr) + ">\n"), std::string::npos) << plain;
 }
 
 }  // namespace

@@ -180,6 +180,12 @@ TEST(SymbolsKallsymsTest, LoadMissingFileFails) {
   EXPECT_EQ(ks.error().err, ENOENT);
 }
 
+// A parsed table, or none, never makes a lookup wait.
+TEST(SymbolsKallsymsTest, ParsedAndEmptyTablesAreLoaded) {
+  EXPECT_TRUE(KernelSymbols().loaded());
+  EXPECT_TRUE(KernelSymbols::parse(std::string_view("ffffffff81000000 T _stext\n")).loaded());
+}
+
 TEST(SymbolsKallsymsTest, LoadWithoutAddressesFailsWithHint) {
   std::string path = testing::TempDir() + "kallsyms_zeros";
   {
@@ -215,6 +221,7 @@ TEST(SymbolsKallsymsTest, LoadResolvesRealKernelAddresses) {
   auto ks = KernelSymbols::load();
   ASSERT_TRUE(ks.ok()) << ks.error().str();
   EXPECT_GT(ks->size(), 10000u);
+  EXPECT_TRUE(ks->loaded());  // size() waited for the background load
   auto r = ks->lookup(schedule + 4);
   ASSERT_TRUE(r.has_value());
   EXPECT_EQ(r->name, "schedule");
