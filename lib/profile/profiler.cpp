@@ -21,6 +21,9 @@ namespace {
 constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 constexpr size_t kRingPages = 128;
+// --call-graph dwarf: each sample carries its stack copy (8 KiB by
+// default), so the rings are larger.
+constexpr size_t kDwarfRingPages = 1024;
 // Records read from each ring per poll(): at the highest rates the rings
 // fill faster than they are read, and a poll that emptied them all would let
 // a stop request wait behind a great deal of work; what is left is read by
@@ -75,6 +78,12 @@ Status check_rate(const Options& o, long max_rate) {
                {}, "use -c " + std::to_string(min_count) + " or more, or " + sysctl};
 }
 
+std::string cut_user_stacks_warning(uint64_t cut, uint32_t size) {
+  return "WARNING: " + std::to_string(cut) + " user stacks were cut at " + std::to_string(size) +
+         " bytes (--call-graph dwarf," + std::to_string(size) +
+         "): their outer frames are missing.\n";
+}
+
 std::string lost_warning(const Options& o, uint64_t lost) {
   return "WARNING: " + std::to_string(lost) +
          " samples lost: the perf ring buffer overflowed. Consider " +
@@ -115,6 +124,11 @@ struct Profiler::Impl {
   aggregate::StackCounts counts;
   uint64_t samples = 0;
   perf::CutStacks cut;
+  // --call-graph dwarf: the unwound user frames of the sample at hand, the
+  // most frames an unwind gives, and the user stacks cut at its SIZE.
+  std::vector<uint64_t> unwound;
+  size_t max_user_frames = 0;
+  uint64_t cut_user_stacks = 0;
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
@@ -125,7 +139,8 @@ struct Profiler::Impl {
         events(std::move(ev)),
         process(names, user_syms, attr),
         counts(opts.stack_storage, opts.hash_storage),
-        cut(attr) {}
+        cut(attr),
+        max_user_frames(perf::callchain_depth(attr)) {}
 
   bool wanted(uint32_t pid, uint32_t tid) const {
     if (tid == 0 && !o.include_idle) return false;
@@ -143,11 +158,22 @@ struct Profiler::Impl {
       return;
     }
     perf::Sample s;
-    if (!perf::decode_sample(sample_type, rec, s)) return;
+    if (!perf::decode_sample(sample_type, rec, s, perf::kUnwindRegsMask)) return;
     if (!wanted(s.pid, s.tid)) return;
     ++samples;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
+    if (o.call_graph.dwarf() && !s.regs_user.empty() && s.pid != 0) {
+      user_syms.note_process(static_cast<pid_t>(s.pid));
+      unwound.clear();
+      auto u = user_syms.unwind(static_cast<pid_t>(s.pid), s.regs_user, perf::kUnwindRegsMask,
+                                s.stack_user, s.stack_user.size() == s.stack_user_size,
+                                max_user_frames, unwound);
+      if (u.cut) ++cut_user_stacks;
+      chains.user = unwound;
+    } else if (o.call_graph.dwarf()) {
+      chains.user = {};  // no user context (a kernel thread)
+    }
     if (!o.kernel_only && s.pid != 0 && !chains.user.empty())
       user_syms.note_process(static_cast<pid_t>(s.pid));
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -185,16 +211,22 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   }
   attr.sample_type = kSampleType;
   attr.disabled = 1;
-  perf::request_callchains(attr, !o.user_only, !o.kernel_only);
+  // dwarf: the kernel's callchain gives the kernel side only; the user side
+  // is unwound from the sampled registers and stack.
+  const bool dwarf = o.call_graph.dwarf();
+  perf::request_callchains(attr, !o.user_only, !o.kernel_only && !dwarf);
+  if (dwarf)
+    if (auto st = perf::request_user_stack(attr, o.call_graph); !st) return st.error();
+  const size_t ring_pages = dwarf ? kDwarfRingPages : kRingPages;
   // Wake the reader when a quarter of the ring is used; poll() timeouts drain
   // the rest, so low rates are still read promptly.
   attr.watermark = 1;
-  attr.wakeup_watermark = kRingPages * 4096 / 4;
+  attr.wakeup_watermark = static_cast<uint32_t>(ring_pages * 4096 / 4);
   // COMM, FORK, MMAP2: names, and mappings of processes that are gone by the
   // time their samples are read.
   perf::request_process_events(attr);
 
-  auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
+  auto events = perf::PerCpuEvents::open(attr, cpus, -1, ring_pages);
   if (!events) return events.error();
   auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
   if (auto st = impl->events.enable(); !st) return st.error();
@@ -235,10 +267,13 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.period_ns = m.o.count ? *m.o.count : 1000000000ull / static_cast<uint64_t>(m.o.frequency);
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.events.lost();
-  p.totals.truncated_stacks = m.cut.count();
+  p.totals.truncated_stacks = m.cut.count() + m.cut_user_stacks;
   report::print_stack_report(out, err, m.counts, &m.user_syms, p);
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);
+  if (m.cut_user_stacks > 0)
+    err << cut_user_stacks_warning(m.cut_user_stacks, m.o.call_graph.stack_size);
+  m.cut_user_stacks = 0;
 }
 
 }  // namespace tracekit::profile

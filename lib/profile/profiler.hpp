@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "perf/sample.hpp"
 #include "report/files.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
@@ -37,6 +38,7 @@ struct Options {
   size_t stack_storage = 16384;  // --stack-storage-size
   size_t hash_storage = 40960;   // --hash-storage-size
   std::optional<int> cpu;        // -C
+  perf::CallGraph call_graph;    // --call-graph: how user stacks are taken
   std::optional<double> duration;
   report::OutputOptions output;  // -o, --format
 };
@@ -51,6 +53,11 @@ std::string header(const Options& o);
 // given and the bound it must keep (hint: the smallest -c allowed). A
 // max_rate <= 0 bounds nothing. Pure.
 Status check_rate(const Options& o, long max_rate);
+
+// The warning for user stacks cut at --call-graph dwarf,SIZE: "WARNING: N
+// user stacks were cut at SIZE bytes (--call-graph dwarf,SIZE): their
+// outer frames are missing." Pure.
+std::string cut_user_stacks_warning(uint64_t cut, uint32_t size);
 
 // The warning for lost samples, naming the option that sets the rate: "...
 // Consider raising -c." with -c, else "... Consider lowering -F.". Pure.
