@@ -4,6 +4,7 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
+#include "perf/user_unwind.hpp"
 #include "profile/profiler.hpp"
 #include "session/run.hpp"
 #include "tools.hpp"
@@ -92,11 +93,9 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
     o.cpu = cpu;
   }
   if (cmd.given("call-graph")) {
-    auto cg = perf::parse_call_graph(call_graph);
+    auto cg = perf::call_graph_option(call_graph, o.kernel_only);
     if (!cg) return cmd.usage_error(cg.error().str());
     o.call_graph = *cg;
-    if (o.call_graph.dwarf() && o.kernel_only)
-      return cmd.usage_error("--call-graph dwarf unwinds user stacks: it cannot be combined with -K");
   }
   if (o.duration && !(*o.duration > 0)) return cmd.usage_error("duration must be positive");
   return std::nullopt;

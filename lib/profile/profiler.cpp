@@ -9,6 +9,7 @@
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "perf/task_names.hpp"
+#include "perf/user_unwind.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/user.hpp"
 #include "util/proc.hpp"
@@ -78,12 +79,6 @@ Status check_rate(const Options& o, long max_rate) {
                {}, "use -c " + std::to_string(min_count) + " or more, or " + sysctl};
 }
 
-std::string cut_user_stacks_warning(uint64_t cut, uint32_t size) {
-  return "WARNING: " + std::to_string(cut) + " user stacks were cut at " + std::to_string(size) +
-         " bytes (--call-graph dwarf," + std::to_string(size) +
-         "): their outer frames are missing.\n";
-}
-
 std::string lost_warning(const Options& o, uint64_t lost) {
   return "WARNING: " + std::to_string(lost) +
          " samples lost: the perf ring buffer overflowed. Consider " +
@@ -124,11 +119,7 @@ struct Profiler::Impl {
   aggregate::StackCounts counts;
   uint64_t samples = 0;
   perf::CutStacks cut;
-  // --call-graph dwarf: the unwound user frames of the sample at hand, the
-  // most frames an unwind gives, and the user stacks cut at its SIZE.
-  std::vector<uint64_t> unwound;
-  size_t max_user_frames = 0;
-  uint64_t cut_user_stacks = 0;
+  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
@@ -139,8 +130,9 @@ struct Profiler::Impl {
         events(std::move(ev)),
         process(names, user_syms, attr),
         counts(opts.stack_storage, opts.hash_storage),
-        cut(attr),
-        max_user_frames(perf::callchain_depth(attr)) {}
+        cut(attr) {
+    if (o.call_graph.dwarf()) unwinder.emplace(o.call_graph, attr, user_syms);
+  }
 
   bool wanted(uint32_t pid, uint32_t tid) const {
     if (tid == 0 && !o.include_idle) return false;
@@ -163,17 +155,7 @@ struct Profiler::Impl {
     ++samples;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
-    if (o.call_graph.dwarf() && !s.regs_user.empty() && s.pid != 0) {
-      user_syms.note_process(static_cast<pid_t>(s.pid));
-      unwound.clear();
-      auto u = user_syms.unwind(static_cast<pid_t>(s.pid), s.regs_user, perf::kUnwindRegsMask,
-                                s.stack_user, s.stack_user.size() == s.stack_user_size,
-                                max_user_frames, unwound);
-      if (u.cut) ++cut_user_stacks;
-      chains.user = unwound;
-    } else if (o.call_graph.dwarf()) {
-      chains.user = {};  // no user context (a kernel thread)
-    }
+    if (unwinder && !o.kernel_only) chains.user = unwinder->frames(s);
     if (!o.kernel_only && s.pid != 0 && !chains.user.empty())
       user_syms.note_process(static_cast<pid_t>(s.pid));
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -267,13 +249,11 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.period_ns = m.o.count ? *m.o.count : 1000000000ull / static_cast<uint64_t>(m.o.frequency);
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.events.lost();
-  p.totals.truncated_stacks = m.cut.count() + m.cut_user_stacks;
+  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   report::print_stack_report(out, err, m.counts, &m.user_syms, p);
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);
-  if (m.cut_user_stacks > 0)
-    err << cut_user_stacks_warning(m.cut_user_stacks, m.o.call_graph.stack_size);
-  m.cut_user_stacks = 0;
+  if (m.unwinder) m.unwinder->warn(err);
 }
 
 }  // namespace tracekit::profile

@@ -54,11 +54,6 @@ std::string header(const Options& o);
 // max_rate <= 0 bounds nothing. Pure.
 Status check_rate(const Options& o, long max_rate);
 
-// The warning for user stacks cut at --call-graph dwarf,SIZE: "WARNING: N
-// user stacks were cut at SIZE bytes (--call-graph dwarf,SIZE): their
-// outer frames are missing." Pure.
-std::string cut_user_stacks_warning(uint64_t cut, uint32_t size);
-
 // The warning for lost samples, naming the option that sets the rate: "...
 // Consider raising -c." with -c, else "... Consider lowering -F.". Pure.
 std::string lost_warning(const Options& o, uint64_t lost);
