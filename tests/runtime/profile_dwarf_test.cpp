@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -103,6 +105,75 @@ TEST_F(ProfileDwarfRuntime, AStackDeeperThanSizeIsCutNotMisattributed) {
     EXPECT_LT(callers.size(), kChain.size()) << stack;
   }
   EXPECT_GT(all, 50u) << r.out;
+}
+
+// From main down to nofp_leaf, root first, joined by ";" ("" when frames
+// hold no such run): the part of a stack both tools name alike (perf names
+// libc's start frames its own way, and shows kernel frames).
+std::string main_to_leaf(const std::vector<std::string>& frames) {
+  auto m = std::find(frames.begin(), frames.end(), "main");
+  auto l = std::find(m, frames.end(), "nofp_leaf");
+  if (m == frames.end() || l == frames.end()) return "";
+  std::string s;
+  for (auto it = m; it != l + 1; ++it) s += (s.empty() ? "" : ";") + *it;
+  return s;
+}
+
+// perf record --call-graph dwarf + perf script, on the same workload at the
+// same rate: the same chains.
+TEST_F(ProfileDwarfRuntime, AgreesWithPerfDwarfOnTheChains) {
+  if (access("/usr/bin/perf", X_OK) != 0) GTEST_SKIP() << "linux-perf not installed";
+  Workload w("nofp");
+  TempDir dir;
+  const std::string data = dir / "perf.data";
+  auto rec = run({"/usr/bin/perf", "record", "-q", "--call-graph", "dwarf", "-F", "199", "-o",
+                  data, "-p", w.pid_str(), "--", "sleep", "2"},
+                 60);
+  ASSERT_EQ(rec.exit_code, 0) << rec.err;
+  auto script = run({"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym"}, 60);
+  ASSERT_EQ(script.exit_code, 0) << script.err;
+  // perf script -F ip,sym: each sample's stack, leaf first, one frame a
+  // line ("ADDR SYM"), samples separated by blank lines.
+  std::map<std::string, unsigned long> theirs;
+  unsigned long their_all = 0;
+  std::vector<std::string> sample;
+  auto close = [&] {
+    if (sample.empty()) return;
+    std::reverse(sample.begin(), sample.end());
+    ++theirs[main_to_leaf(sample)];
+    ++their_all;
+    sample.clear();
+  };
+  std::istringstream in(script.out);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string addr, sym;
+    if (!(ls >> addr >> sym)) {
+      close();
+      continue;
+    }
+    sample.push_back(sym);
+  }
+  close();
+  ASSERT_GT(their_all, 100u) << script.out.substr(0, 2000);
+
+  auto ours = profile({"--call-graph", "dwarf", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(ours.exit_code, 0) << ours.err;
+  std::map<std::string, unsigned long> mine;
+  unsigned long my_all = 0;
+  for (auto& [stack, n] : parse_folded(ours.out)) {
+    mine[main_to_leaf(frames_of(stack))] += n;
+    my_all += n;
+  }
+  ASSERT_GT(my_all, 100u) << ours.out;
+  const std::string chain = "main;nofp_1;nofp_2;nofp_3;nofp_4;nofp_5;nofp_leaf";
+  EXPECT_GE(theirs[chain] * 10, their_all * 9) << script.out.substr(0, 2000);
+  EXPECT_GE(mine[chain] * 10, my_all * 9) << ours.out;
+  // Every chain one of them found, the other found too (the rare ones
+  // aside: a handful of samples).
+  for (auto& [c, n] : mine) EXPECT_TRUE(n * 20 <= my_all || theirs[c] > 0) << c;
+  for (auto& [c, n] : theirs) EXPECT_TRUE(n * 20 <= their_all || mine[c] > 0) << c;
 }
 
 TEST_F(ProfileDwarfRuntime, BadCallGraphsAreRejected) {
