@@ -192,6 +192,7 @@ Dwfl_Module* UnwindSession::module(uint64_t addr) {
     failed_.emplace_back(m->start, m->end);
     return nullptr;
   }
+  ++reported_;
   // The module must hold addr (its file's segments and the mapping agree).
   return module_at(dwfl_.get(), addr);
 }
@@ -254,6 +255,25 @@ int UnwindSession::frame(Dwfl_Frame* state) {
 
 Unwound UnwindSession::unwind(const DwarfRegs& regs, const StackCopy& stack, bool stack_whole,
                               size_t max_frames, std::vector<uint64_t>& out) {
+  // libdw unwinds a frame with its module's CFI before the frame callback
+  // has seen the frame (and reported its module): when a module was
+  // reported on the way, the frames after it may have been found without
+  // its CFI (by libdw's frame-pointer guess). Unwind again then, with the
+  // modules reported so far; each pass reports at least one more.
+  constexpr int kMaxPasses = 8;
+  const size_t start = out.size();
+  Unwound r;
+  for (int pass = 1;; ++pass) {
+    const size_t reported = reported_;
+    r = unwind_once(regs, stack, stack_whole, max_frames, out);
+    if (reported_ == reported || pass == kMaxPasses) return r;
+    out.resize(start);
+  }
+}
+
+Unwound UnwindSession::unwind_once(const DwarfRegs& regs, const StackCopy& stack,
+                                   bool stack_whole, size_t max_frames,
+                                   std::vector<uint64_t>& out) {
   cur_ = Current{};
   cur_.regs = &regs;
   cur_.stack = &stack;

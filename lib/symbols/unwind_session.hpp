@@ -35,6 +35,9 @@ class UnwindSession {
   int frame(Dwfl_Frame* state);
 
  private:
+  // One pass of unwind().
+  Unwound unwind_once(const DwarfRegs& regs, const StackCopy& stack, bool stack_whole,
+                      size_t max_frames, std::vector<uint64_t>& out);
   // The module holding addr, reported now if it was not; null when no
   // readable file is mapped there.
   Dwfl_Module* module(uint64_t addr);
@@ -43,6 +46,7 @@ class UnwindSession {
   std::function<std::optional<FileMapping>(uint64_t)> mapping_;
   DwflPtr dwfl_{nullptr, &dwfl_end};
   bool attached_ = false;
+  size_t reported_ = 0;  // modules reported so far
   // Mapped ranges whose files could not be reported: not tried again.
   std::vector<std::pair<uint64_t, uint64_t>> failed_;
 
