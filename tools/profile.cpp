@@ -59,7 +59,7 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
       .example("profile -L 185", "only profile thread with TID 185")
       .example("profile -U", "only show user space stacks (no kernel)")
       .example("profile -K -C 1", "only kernel stacks, on CPU 1 only")
-      .example("profile --call-graph dwarf -p 185", "whole user stacks of code without frame pointers")
+      .example("profile --call-graph dwarf -p 185", "whole user stacks without frame pointers")
       .example("profile -F 99 -o out.svg 10", "a flame graph of 10 seconds, besides the report")
       .example("profile -o out.pb.gz -o out.folded 10", "a pprof profile and folded stacks");
   if (auto code = cmd.parse(argc, argv)) return code;

@@ -8,8 +8,8 @@ Result<CallGraph> call_graph_option(std::string_view text, bool kernel_stacks_on
   auto cg = parse_call_graph(text);
   if (!cg) return cg.error();
   if (cg->dwarf() && kernel_stacks_only)
-    return Error{0, "--call-graph dwarf unwinds user stacks: it cannot be combined with -K", {},
-                 {}};
+    return Error{
+        0, "--call-graph dwarf unwinds user stacks: it cannot be combined with -K", {}, {}};
   return cg;
 }
 

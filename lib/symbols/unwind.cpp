@@ -46,9 +46,9 @@ std::optional<uint64_t> perf_reg(std::span<const uint64_t> regs, uint64_t mask, 
 std::optional<DwarfRegs> dwarf_regs(std::span<const uint64_t> regs, uint64_t mask) {
   // DWARF order: rax rdx rcx rbx rsi rdi rbp rsp r8..r15 rip.
   static constexpr unsigned kFromPerf[kDwarfRegs] = {
-      kPerfAx, kPerfDx, kPerfCx, kPerfBx, kPerfSi, kPerfDi, kPerfBp, kPerfSp,
-      kPerfR8, kPerfR8 + 1, kPerfR8 + 2, kPerfR8 + 3, kPerfR8 + 4, kPerfR8 + 5, kPerfR8 + 6,
-      kPerfR8 + 7, kPerfIp};
+      kPerfAx,     kPerfDx,     kPerfCx,     kPerfBx,     kPerfSi,     kPerfDi,
+      kPerfBp,     kPerfSp,     kPerfR8,     kPerfR8 + 1, kPerfR8 + 2, kPerfR8 + 3,
+      kPerfR8 + 4, kPerfR8 + 5, kPerfR8 + 6, kPerfR8 + 7, kPerfIp};
   DwarfRegs out{};
   for (size_t i = 0; i < kDwarfRegs; ++i) {
     auto v = perf_reg(regs, mask, kFromPerf[i]);
@@ -161,12 +161,13 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     .thread_detach = nullptr,
 };
 
-int frame_callback(Dwfl_Frame* state, void* arg) { return static_cast<UnwindSession*>(arg)->frame(state); }
+int frame_callback(Dwfl_Frame* state, void* arg) {
+  return static_cast<UnwindSession*>(arg)->frame(state);
+}
 
 }  // namespace
 
-UnwindSession::UnwindSession(pid_t pid,
-                             std::function<std::optional<FileMapping>(uint64_t)> mapping)
+UnwindSession::UnwindSession(pid_t pid, std::function<std::optional<FileMapping>(uint64_t)> mapping)
     : pid_(pid), mapping_(std::move(mapping)), dwfl_(files_session()) {}
 
 Dwfl_Module* UnwindSession::module(uint64_t addr) {
@@ -183,8 +184,8 @@ Dwfl_Module* UnwindSession::module(uint64_t addr) {
     const std::string name(m->path), path = name.starts_with("/") ? name : std::string();
     dwfl_report_begin_add(dwfl_.get());
     // add_p_vaddr: the module loads at bias + its p_vaddrs (ET_EXEC: at them).
-    mod = dwfl_report_elf(dwfl_.get(), name.c_str(), path.empty() ? name.c_str() : path.c_str(),
-                          fd, *bias, true);
+    mod = dwfl_report_elf(dwfl_.get(), name.c_str(), path.empty() ? name.c_str() : path.c_str(), fd,
+                          *bias, true);
     dwfl_report_end(dwfl_.get(), nullptr, nullptr);
   }
   if (mod == nullptr) {
@@ -193,8 +194,11 @@ Dwfl_Module* UnwindSession::module(uint64_t addr) {
     return nullptr;
   }
   ++reported_;
-  // The module must hold addr (its file's segments and the mapping agree).
-  return module_at(dwfl_.get(), addr);
+  // The module must hold addr (its file's segments and the mapping agree);
+  // where it does not, the range is not tried again.
+  Dwfl_Module* holding = module_at(dwfl_.get(), addr);
+  if (holding == nullptr) failed_.emplace_back(m->start, m->end);
+  return holding;
 }
 
 bool UnwindSession::read_memory(uint64_t addr, uint64_t& out) {
@@ -271,9 +275,8 @@ Unwound UnwindSession::unwind(const DwarfRegs& regs, const StackCopy& stack, boo
   }
 }
 
-Unwound UnwindSession::unwind_once(const DwarfRegs& regs, const StackCopy& stack,
-                                   bool stack_whole, size_t max_frames,
-                                   std::vector<uint64_t>& out) {
+Unwound UnwindSession::unwind_once(const DwarfRegs& regs, const StackCopy& stack, bool stack_whole,
+                                   size_t max_frames, std::vector<uint64_t>& out) {
   cur_ = Current{};
   cur_.regs = &regs;
   cur_.stack = &stack;
@@ -297,9 +300,9 @@ Unwound UnwindSession::unwind_once(const DwarfRegs& regs, const StackCopy& stack
   int rc = dwfl_getthread_frames(dwfl_.get(), pid_, frame_callback, this);
   // 0: the outermost frame was reached (its return address is undefined),
   // or libdw could not read a return address (it takes that for the end:
-  // above the copy, that is a cut, or past the stack's top). Other reads may fail on the way (a
-  // callee-saved register the sample has no good value for): libdw goes
-  // on without that register.
+  // above the copy, that is a cut, or past the stack's top). Other reads
+  // may fail on the way (a callee-saved register the sample has no good
+  // value for): libdw goes on without that register.
   if (rc != 0 || cur_.loop || cur_.result.cut || cur_.past_end) {
     if (cur_.result.frames == 0) {
       out.push_back(ip);

@@ -25,8 +25,16 @@ using DwarfRegs = std::array<uint64_t, kDwarfRegs>;
 
 // perf's x86 register numbers (arch/x86/include/uapi/asm/perf_regs.h).
 enum PerfReg : unsigned {
-  kPerfAx = 0, kPerfBx = 1, kPerfCx = 2, kPerfDx = 3, kPerfSi = 4, kPerfDi = 5, kPerfBp = 6,
-  kPerfSp = 7, kPerfIp = 8, kPerfR8 = 16,  // r8..r15 are 16..23
+  kPerfAx = 0,
+  kPerfBx = 1,
+  kPerfCx = 2,
+  kPerfDx = 3,
+  kPerfSi = 4,
+  kPerfDi = 5,
+  kPerfBp = 6,
+  kPerfSp = 7,
+  kPerfIp = 8,
+  kPerfR8 = 16,  // r8..r15 are 16..23
 };
 
 // The value of perf register reg in regs, a sample's registers of mask (as

@@ -26,8 +26,8 @@ class UnwindSession {
   UnwindSession& operator=(const UnwindSession&) = delete;
 
   // See UserSymbols::unwind.
-  Unwound unwind(const DwarfRegs& regs, const StackCopy& stack, bool stack_whole,
-                 size_t max_frames, std::vector<uint64_t>& out);
+  Unwound unwind(const DwarfRegs& regs, const StackCopy& stack, bool stack_whole, size_t max_frames,
+                 std::vector<uint64_t>& out);
 
   // libdwfl's callbacks reach the session through these.
   bool read_memory(uint64_t addr, uint64_t& out);

@@ -22,7 +22,7 @@ class OffcputimeDwarfRuntime : public ::testing::Test {
 using StackcountDwarfRuntime = OffcputimeDwarfRuntime;
 
 // The caller chain of the leaf, root first, then the leaf's call into libc.
-const std::vector<std::string> kChain = {"main",   "nofp_1", "nofp_2",   "nofp_3",
+const std::vector<std::string> kChain = {"main",   "nofp_1", "nofp_2",    "nofp_3",
                                          "nofp_4", "nofp_5", "nofp_leaf", "usleep"};
 
 struct Share {
@@ -41,9 +41,8 @@ Share chain_share(const std::string& folded) {
 
 TEST_F(OffcputimeDwarfRuntime, CallersAppearAboveTheLibcFrames) {
   Workload w("nofp", {"0", "sleep"});
-  auto dwarf = run({tool_path("offcputime"), "--call-graph", "dwarf", "-U", "-f", "-p",
-                    w.pid_str(), "2"},
-                   60);
+  auto dwarf = run(
+      {tool_path("offcputime"), "--call-graph", "dwarf", "-U", "-f", "-p", w.pid_str(), "2"}, 60);
   ASSERT_EQ(dwarf.exit_code, 0) << dwarf.err;
   auto d = chain_share(dwarf.out);
   ASSERT_GT(d.all, 1000000u) << dwarf.out;  // about 2 s asleep
@@ -73,8 +72,8 @@ TEST_F(OffcputimeDwarfRuntime, BadCallGraphsAreRejected) {
 
 TEST_F(StackcountDwarfRuntime, SchedSwitchStacksThroughLibc) {
   Workload w("nofp", {"0", "sleep"});
-  auto dwarf = run({tool_path("stackcount"), "--call-graph", "dwarf", "-U", "-f", "-p",
-                    w.pid_str(), "-D", "2", "t:sched:sched_switch"},
+  auto dwarf = run({tool_path("stackcount"), "--call-graph", "dwarf", "-U", "-f", "-p", w.pid_str(),
+                    "-D", "2", "t:sched:sched_switch"},
                    60);
   ASSERT_EQ(dwarf.exit_code, 0) << dwarf.err;
   auto d = chain_share(dwarf.out);
@@ -82,9 +81,9 @@ TEST_F(StackcountDwarfRuntime, SchedSwitchStacksThroughLibc) {
   EXPECT_GE(d.whole * 10, d.all * 9) << dwarf.out;
   EXPECT_EQ(dwarf.out.find("[unknown]"), std::string::npos) << dwarf.out;
   // The control: frame pointers stop in libc.
-  auto fp = run({tool_path("stackcount"), "-U", "-f", "-p", w.pid_str(), "-D", "2",
-                 "t:sched:sched_switch"},
-                60);
+  auto fp = run(
+      {tool_path("stackcount"), "-U", "-f", "-p", w.pid_str(), "-D", "2", "t:sched:sched_switch"},
+      60);
   ASSERT_EQ(fp.exit_code, 0) << fp.err;
   auto f = chain_share(fp.out);
   ASSERT_GT(f.all, 100u) << fp.out;
@@ -92,13 +91,13 @@ TEST_F(StackcountDwarfRuntime, SchedSwitchStacksThroughLibc) {
 }
 
 TEST_F(StackcountDwarfRuntime, DwarfNeedsThePerfBackend) {
-  auto k = run({tool_path("stackcount"), "--call-graph", "dwarf", "-K", "-D", "1",
-                "t:sched:sched_switch"},
-               30);
+  auto k = run(
+      {tool_path("stackcount"), "--call-graph", "dwarf", "-K", "-D", "1", "t:sched:sched_switch"},
+      30);
   EXPECT_EQ(k.exit_code, 2) << k.err;
   EXPECT_NE(k.err.find("cannot be combined with -K"), std::string::npos) << k.err;
-  auto f = run({tool_path("stackcount"), "--call-graph", "dwarf", "--backend", "ftrace", "-D",
-                "1", "t:sched:sched_switch"},
+  auto f = run({tool_path("stackcount"), "--call-graph", "dwarf", "--backend", "ftrace", "-D", "1",
+                "t:sched:sched_switch"},
                30);
   EXPECT_EQ(f.exit_code, 1) << f.err;
   EXPECT_NE(f.err.find("--call-graph dwarf needs the perf backend"), std::string::npos) << f.err;

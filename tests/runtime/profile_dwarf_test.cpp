@@ -129,8 +129,8 @@ TEST_F(ProfileDwarfRuntime, AgreesWithPerfDwarfOnTheChains) {
   Workload w("nofp");
   TempDir dir;
   const std::string data = dir / "perf.data";
-  auto rec = run({"/usr/bin/perf", "record", "-q", "--call-graph", "dwarf", "-F", "199", "-o",
-                  data, "-p", w.pid_str(), "--", "sleep", "2"},
+  auto rec = run({"/usr/bin/perf", "record", "-q", "--call-graph", "dwarf", "-F", "199", "-o", data,
+                  "-p", w.pid_str(), "--", "sleep", "2"},
                  60);
   ASSERT_EQ(rec.exit_code, 0) << rec.err;
   auto script = run({"/usr/bin/perf", "script", "-i", data, "-F", "ip,sym"}, 60);

@@ -33,7 +33,7 @@ TEST(SymbolsUnwindTest, PerfRegistersByNumber) {
   EXPECT_EQ(perf_reg(regs, kMask, kPerfIp), 108u);
   EXPECT_EQ(perf_reg(regs, kMask, kPerfR8), 116u);
   EXPECT_EQ(perf_reg(regs, kMask, kPerfR8 + 7), 123u);
-  EXPECT_FALSE(perf_reg(regs, kMask, 9).has_value());   // flags: not in the mask
+  EXPECT_FALSE(perf_reg(regs, kMask, 9).has_value());  // flags: not in the mask
   EXPECT_FALSE(perf_reg(regs, kMask, 64).has_value());
   EXPECT_FALSE(perf_reg(std::span(regs).first(8), kMask, kPerfIp).has_value());  // too short
 }
@@ -60,7 +60,7 @@ TEST(SymbolsUnwindTest, StackCopyReads) {
   std::memcpy(&want, bytes.data() + 8, 8);
   EXPECT_EQ(s.read(0x7ffd1008), want);
   EXPECT_TRUE(s.read(0x7ffd1000).has_value());
-  EXPECT_TRUE(s.read(0x7ffd1010).has_value());  // the last whole word
+  EXPECT_TRUE(s.read(0x7ffd1010).has_value());   // the last whole word
   EXPECT_FALSE(s.read(0x7ffd1011).has_value());  // runs past the copy
   EXPECT_FALSE(s.read(0x7ffd0ff8).has_value());  // below sp
   EXPECT_FALSE(s.read(~uint64_t{0} - 3).has_value());
