@@ -125,6 +125,14 @@ $(BUILD)/workloads/%: tests/workloads/%.c tests/workloads/workload.h | deps
 	$(Q)$(CC) -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -o $@ $< -lpthread
 
+# nofp: the exception, code as distributions build it (-O2, no frame
+# pointers), for DWARF unwinding (--call-graph dwarf).
+NOFP_CFLAGS := -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror
+$(BUILD)/workloads/nofp: tests/workloads/nofp.c tests/workloads/workload.h | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (no frame pointers)")
+	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -lpthread
+
 workloads: $(WORKLOADS)
 
 # LD_PRELOAD shims for runtime tests (tests/shims): old_perf.so makes
@@ -264,6 +272,11 @@ $(BUILD)/workloads-static/%: tests/workloads/%.c tests/workloads/workload.h | de
 	@$(if $(Q),echo "  CC      $< (static)")
 	$(Q)$(CC) -static -O0 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-Wall -Wextra -Werror -o $@ $< -lpthread
+
+$(BUILD)/workloads-static/nofp: tests/workloads/nofp.c tests/workloads/workload.h | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (static, no frame pointers)")
+	$(Q)$(CC) -static $(NOFP_CFLAGS) -o $@ $< -lpthread
 
 static-workloads: $(STATIC_WORKLOADS)
 # ---- end static -------------------------------------------------------------

@@ -5,6 +5,7 @@
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "offcpu/offcputime.hpp"
+#include "perf/user_unwind.hpp"
 #include "session/run.hpp"
 #include "tools.hpp"
 #include "util/strings.hpp"
@@ -18,11 +19,12 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
   long stack_storage = static_cast<long>(o.stack_storage);
   long hash_storage = static_cast<long>(o.hash_storage);
   unsigned long min_us = o.min_us, max_us = 0;
-  std::string state;
+  std::string state, call_graph;
   cli::Command cmd("offcputime",
                    "[-h] [-p PID | -t TID | -u | -k] [-U | -K] [-d] [-f] [-s] [-v]\n"
                    "[--stack-storage-size N] [--hash-storage-size N] [-m MIN_US] [-M MAX_US]\n"
-                   "[--state STATE] [-o FILE] [--format FORMAT] [duration]");
+                   "[--state STATE] [--call-graph fp|dwarf[,SIZE]] [-o FILE] [--format FORMAT]\n"
+                   "[duration]");
   report::OutputArgs output;
   cmd.option("p,pid", &pid, "PID", "trace this PID only")
       .option("t,tid", &tid, "TID", "trace this TID only")
@@ -44,7 +46,10 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
               "count blocks of at most MAX_US microseconds (default: no limit)")
       .option("state", &state, "STATE",
               "only blocks that began in this state: 0 runnable (preempted), else a bit mask "
-              "(1 S, 2 D, ...)");
+              "(1 S, 2 D, ...)")
+      .option("call-graph", &call_graph, "MODE",
+              "user stacks by fp (frame pointers, default) or dwarf[,SIZE] (unwind SIZE "
+              "bytes of sampled stack, default 8192)");
   output.declare(cmd);
   cmd.positional("duration", &o.duration, "seconds to trace (default: until Ctrl-C)")
       .example("offcputime", "trace off-CPU stack time until Ctrl-C")
@@ -59,6 +64,7 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
       .example("offcputime -U", "only show user space stacks (no kernel)")
       .example("offcputime -K", "only show kernel space stacks (no user)")
       .example("offcputime --state 2", "only blocks in uninterruptible sleep (D)")
+      .example("offcputime --call-graph dwarf -p 185", "whole user stacks without frame pointers")
       .example("offcputime -p 185 -o out.svg 10", "PID 185 for 10 s, and a flame graph of it");
   if (auto code = cmd.parse(argc, argv)) return code;
   if (auto code = output.resolve(cmd, argc, argv, &o.output)) return code;
@@ -81,6 +87,11 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
     auto v = parse_int<uint64_t>(state);
     if (!v) return cmd.usage_error("invalid state '" + state + "': a number is expected");
     o.state = *v;
+  }
+  if (cmd.given("call-graph")) {
+    auto cg = perf::call_graph_option(call_graph, o.kernel_stacks_only);
+    if (!cg) return cmd.usage_error(cg.error().str());
+    o.call_graph = *cg;
   }
   if (o.duration && !(*o.duration > 0)) return cmd.usage_error("duration must be positive");
   return std::nullopt;

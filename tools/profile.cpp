@@ -4,6 +4,7 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
+#include "perf/user_unwind.hpp"
 #include "profile/profiler.hpp"
 #include "session/run.hpp"
 #include "tools.hpp"
@@ -21,10 +22,12 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
   long stack_storage = static_cast<long>(o.stack_storage);
   long hash_storage = static_cast<long>(o.hash_storage);
   int cpu = -1;
+  std::string call_graph;
   cli::Command cmd("profile",
                    "[-h] [-p PID[,PID..] | -L TID[,TID..]] [-U | -K] [-F HZ | -c COUNT]\n"
                    "[-d] [-a] [-I] [-f] [--stack-storage-size N] [--hash-storage-size N]\n"
-                   "[-C CPU] [-o FILE] [--format FORMAT] [duration]");
+                   "[-C CPU] [--call-graph fp|dwarf[,SIZE]] [-o FILE] [--format FORMAT]\n"
+                   "[duration]");
   report::OutputArgs output;
   cmd.option("p,pid", &pids, "PID", "profile these processes only (comma separated)")
       .option("L,tid", &tids, "TID", "profile these threads only (comma separated)")
@@ -40,7 +43,10 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
               "unique stacks kept (default 16384)")
       .option("hash-storage-size", &hash_storage, "N",
               "unique (process, stacks) keys kept (default 40960)")
-      .option("C,cpu", &cpu, "CPU", "sample this CPU only");
+      .option("C,cpu", &cpu, "CPU", "sample this CPU only")
+      .option("call-graph", &call_graph, "MODE",
+              "user stacks by fp (frame pointers, default) or dwarf[,SIZE] (unwind SIZE "
+              "bytes of sampled stack, default 8192)");
   output.declare(cmd);
   cmd
       .positional("duration", &o.duration, "seconds to profile (default: until Ctrl-C)")
@@ -53,6 +59,7 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
       .example("profile -L 185", "only profile thread with TID 185")
       .example("profile -U", "only show user space stacks (no kernel)")
       .example("profile -K -C 1", "only kernel stacks, on CPU 1 only")
+      .example("profile --call-graph dwarf -p 185", "whole user stacks without frame pointers")
       .example("profile -F 99 -o out.svg 10", "a flame graph of 10 seconds, besides the report")
       .example("profile -o out.pb.gz -o out.folded 10", "a pprof profile and folded stacks");
   if (auto code = cmd.parse(argc, argv)) return code;
@@ -84,6 +91,11 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
   if (cmd.given("cpu")) {
     if (cpu < 0) return cmd.usage_error("CPU must be a CPU number");
     o.cpu = cpu;
+  }
+  if (cmd.given("call-graph")) {
+    auto cg = perf::call_graph_option(call_graph, o.kernel_only);
+    if (!cg) return cmd.usage_error(cg.error().str());
+    o.call_graph = *cg;
   }
   if (o.duration && !(*o.duration > 0)) return cmd.usage_error("duration must be positive");
   return std::nullopt;

@@ -4,6 +4,7 @@
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
+#include "perf/user_unwind.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
 #include "stackcount/stackcount.hpp"
@@ -16,11 +17,11 @@ namespace {
 std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
   int pid = 0, cpu = -1;
   double interval = 0, duration = 0;
-  std::string backend = "auto";
+  std::string backend = "auto", call_graph;
   cli::Command cmd("stackcount",
                    "[-h] [-p PID] [-c CPU] [-i INTERVAL] [-D DURATION] [-T] [-r] [-s]\n"
-                   "[-P] [-K] [-U] [-v] [-d] [-f] [--backend ftrace|perf] [-o FILE]\n"
-                   "[--format FORMAT] pattern");
+                   "[-P] [-K] [-U] [-v] [-d] [-f] [--backend ftrace|perf]\n"
+                   "[--call-graph fp|dwarf[,SIZE]] [-o FILE] [--format FORMAT] pattern");
   report::OutputArgs output;
   cmd.option("p,pid", &pid, "PID", "trace this PID only (filtered in the kernel)")
       .option("c,cpu", &cpu, "CPU", "trace this CPU only")
@@ -37,7 +38,10 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
       .flag("f,folded", &o.folded, "output folded format")
       .option("backend", &backend, "NAME",
               "ftrace (kernel stacks, cheapest) or perf (kernel + user); default: ftrace with "
-              "-K, else perf");
+              "-K, else perf")
+      .option("call-graph", &call_graph, "MODE",
+              "perf: user stacks by fp (frame pointers, default) or dwarf[,SIZE] (unwind SIZE "
+              "bytes of sampled stack, default 8192)");
   output.declare(cmd);
   cmd.required("pattern", &o.pattern,
                 "func, p::func, t:cat:event, lib:func, /path:func (globs, or regex with -r)")
@@ -80,6 +84,11 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
     return cmd.usage_error("unknown backend '" + backend + "': ftrace or perf");
   if (o.backend == session::Backend::kFtrace && o.user_only)
     return cmd.usage_error("user stacks (-U) need the perf backend");
+  if (cmd.given("call-graph")) {
+    auto cg = perf::call_graph_option(call_graph, o.kernel_only);
+    if (!cg) return cmd.usage_error(cg.error().str());
+    o.call_graph = *cg;
+  }
   auto spec = probe::parse_spec(o.pattern);
   if (!spec) return cmd.usage_error(spec.error().str());
   if (auto ok = probe::check_patterns(*spec, o.regex); !ok)

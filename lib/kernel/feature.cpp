@@ -73,6 +73,9 @@ constexpr FeatureInfo kTable[] = {
      "both sides recorded, one dropped"},
     {F::kPerfEventMaxStack, "perf_event_max_stack", "kernel.perf_event_max_stack", "Linux 4.8",
      "the default depth (127)"},
+    {F::kUserStack, "user_stack",
+     "perf user register and stack samples (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER)",
+     "Linux 3.7", ""},
 };
 static_assert(std::size(kTable) == static_cast<size_t>(F::kCount));
 

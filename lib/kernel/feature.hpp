@@ -50,6 +50,7 @@ enum class Feature : uint8_t {
   kSampleMaxStack,     // attr.sample_max_stack
   kExcludeCallchain,   // attr.exclude_callchain_kernel/user
   kPerfEventMaxStack,  // kernel.perf_event_max_stack
+  kUserStack,          // PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER
   kCount
 };
 

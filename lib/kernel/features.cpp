@@ -85,6 +85,11 @@ int open_with(F f) {
       a.sample_type = PERF_SAMPLE_CALLCHAIN;
       a.exclude_callchain_kernel = 1;
       break;
+    case F::kUserStack:
+      a.sample_type = PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+      a.sample_regs_user = (1u << 7) | (1u << 8);  // x86 sp, ip: any valid mask would do
+      a.sample_stack_user = 8192;
+      break;
     default: return EINVAL;
   }
   Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
@@ -169,6 +174,7 @@ bool Features::probe(Feature f) {
     case F::kCommExec:
     case F::kSampleMaxStack:
     case F::kExcludeCallchain:
+    case F::kUserStack:
     case F::kPerfEventMaxStack: return probe_.perf_accepts(f);
     default: break;
   }

@@ -17,6 +17,7 @@
 #include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/user_unwind.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/kallsyms.hpp"
@@ -125,6 +126,7 @@ struct Tracer::Impl {
   uint64_t sample_type = 0;        // of every event sharing the rings
   uint64_t lost = 0;
   perf::CutStacks cut;
+  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   uint64_t undecodable = 0;
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
   // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
@@ -178,7 +180,7 @@ struct Tracer::Impl {
     switch (h.type) {
       case PERF_RECORD_SAMPLE: {
         perf::Sample smp;
-        if (!perf::decode_sample(sample_type, rec, smp))
+        if (!perf::decode_sample(sample_type, rec, smp, perf::kUnwindRegsMask))
           ++undecodable;
         else if (wakeup && common_type(smp.raw) == wakeup->id())
           woken(smp);
@@ -263,6 +265,9 @@ struct Tracer::Impl {
     if (counted) {
       auto chains = perf::split_callchain(smp.callchain);
       cut.note(chains);
+      // The switch-out is sampled in the switching task: its user registers
+      // and stack.
+      if (unwinder && !o.kernel_stacks_only) chains.user = unwinder->frames(smp);
       e.counted = true;
       e.start.time = smp.time;
       e.start.tgid = smp.pid;
@@ -394,7 +399,12 @@ Result<Tracer> Tracer::start(const Options& o) {
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
   }
-  perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only);
+  // dwarf: the kernel's callchain gives the kernel side only; the user side
+  // is unwound from the sampled registers and stack.
+  const bool dwarf = o.call_graph.dwarf();
+  perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only && !dwarf);
+  if (dwarf)
+    if (auto st = perf::request_user_stack(attr, o.call_graph); !st) return st.error();
   attr.watermark = 1;
   const size_t pages = ring_pages(cpus->size());
   attr.wakeup_watermark = static_cast<uint32_t>(pages * 4096 / 4);
@@ -406,6 +416,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   t->events.emplace(std::move(*events));
   t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
   t->cut = perf::CutStacks(attr);
+  if (dwarf) t->unwinder.emplace(o.call_graph, attr, t->user_syms);
   t->sample_type = attr.sample_type;
   // Only the switch-outs of the traced threads are sampled; the switch-in
   // records are side-band and not filtered. A perf tracepoint event takes
@@ -515,7 +526,7 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.value_unit = report::Unit::kMicroseconds;
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.lost;
-  p.totals.truncated_stacks = m.cut.count();
+  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [&m](uint32_t tid) {
     auto it = m.tgids.find(tid);
@@ -532,6 +543,7 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
            "without switch records (each ends at the CPU's last switch seen before).\n";
   if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
   m.cut.warn(err);
+  if (m.unwinder) m.unwinder->warn(err);
 }
 
 }  // namespace tracekit::offcpu

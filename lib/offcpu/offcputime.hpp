@@ -26,6 +26,7 @@
 #include <string>
 #include <string_view>
 
+#include "perf/sample.hpp"
 #include "report/files.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
@@ -48,6 +49,7 @@ struct Options {
   uint64_t min_us = 1;               // -m
   uint64_t max_us = UINT64_MAX;      // -M
   std::optional<uint64_t> state;     // --state
+  perf::CallGraph call_graph;        // --call-graph: how user stacks are taken
   std::optional<double> duration;
   report::OutputOptions output;      // -o, --format
 };

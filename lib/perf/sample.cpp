@@ -9,10 +9,12 @@
 #include "perf/sample.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "kernel/features.hpp"
 #include "perf/event.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::perf {
 
@@ -21,7 +23,8 @@ namespace {
 constexpr uint64_t kSupported = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                 PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
                                 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN |
-                                PERF_SAMPLE_RAW;
+                                PERF_SAMPLE_RAW | PERF_SAMPLE_REGS_USER |
+                                PERF_SAMPLE_STACK_USER;
 
 // Values from here up are context markers, not addresses (PERF_CONTEXT_MAX).
 constexpr uint64_t kFirstMarker = static_cast<uint64_t>(-4095);
@@ -66,7 +69,8 @@ std::span<const uint8_t> body(std::span<const uint8_t> record, uint32_t type, ui
 
 }  // namespace
 
-bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out) {
+bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out,
+                   uint64_t regs_user_mask) {
   if ((sample_type & ~kSupported) != 0) return false;
   auto rec = body(record, PERF_RECORD_SAMPLE);
   if (rec.empty()) return false;
@@ -98,6 +102,29 @@ bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample
     // The kernel pads size itself so u32 + payload fills whole u64s; pad here
     // too in case a producer did not, so the record still ends where it must.
     if (!c.skip((8 - c.pos() % 8) % 8)) return false;
+  }
+  if (sample_type & PERF_SAMPLE_REGS_USER) {
+    if (!c.get(out.regs_abi)) return false;
+    if (out.regs_abi != PERF_SAMPLE_REGS_ABI_NONE) {
+      auto n = static_cast<size_t>(std::popcount(regs_user_mask));
+      if (n > c.left() / sizeof(uint64_t)) return false;
+      if (reinterpret_cast<uintptr_t>(c.here()) % alignof(uint64_t) != 0) return false;
+      out.regs_user = {reinterpret_cast<const uint64_t*>(c.here()), n};
+      c.skip(n * sizeof(uint64_t));
+    }
+  }
+  if (sample_type & PERF_SAMPLE_STACK_USER) {
+    // u64 size; then, only when size is not 0, size bytes and u64 dyn_size
+    // (how many of them the kernel could copy).
+    if (!c.get(out.stack_user_size)) return false;
+    if (out.stack_user_size != 0) {
+      if (out.stack_user_size > c.left()) return false;
+      const uint8_t* data = c.here();
+      c.skip(out.stack_user_size);
+      uint64_t dyn_size;
+      if (!c.get(dyn_size) || dyn_size > out.stack_user_size) return false;
+      out.stack_user = {data, static_cast<size_t>(dyn_size)};
+    }
   }
   return c.left() == 0;
 }
@@ -259,6 +286,34 @@ void request_callchains(perf_event_attr& attr, bool kernel, bool user) {
   // Before 4.8 the kernel's own depth (127) holds.
   if (features.has(kernel::Feature::kSampleMaxStack))
     attr.sample_max_stack = static_cast<uint16_t>(std::min(max_stack(), 127));
+}
+
+Result<CallGraph> parse_call_graph(std::string_view text) {
+  CallGraph cg;
+  auto comma = text.find(',');
+  std::string_view mode = text.substr(0, comma);
+  if (mode == "fp" && comma == std::string_view::npos) return cg;
+  if (mode != "dwarf")
+    return Error{0, "invalid --call-graph '" + std::string(text) + "'", {},
+                 "use fp, dwarf or dwarf,SIZE"};
+  cg.mode = CallGraph::Mode::kDwarf;
+  if (comma == std::string_view::npos) return cg;
+  auto size = parse_int<uint64_t>(text.substr(comma + 1));
+  if (!size || *size == 0 || *size > kMaxUserStack)
+    return Error{0, "invalid --call-graph stack size '" + std::string(text.substr(comma + 1)) + "'",
+                 {}, "SIZE is in bytes, 8 to " + std::to_string(kMaxUserStack)};
+  cg.stack_size = static_cast<uint32_t>((*size + 7) / 8 * 8);
+  return cg;
+}
+
+Status request_user_stack(perf_event_attr& attr, const CallGraph& cg) {
+  auto& features = kernel::Features::host();
+  if (!features.has(kernel::Feature::kUserStack))
+    return features.missing(kernel::Feature::kUserStack);
+  attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  attr.sample_regs_user = kUnwindRegsMask;
+  attr.sample_stack_user = cg.stack_size;
+  return {};
 }
 
 uint16_t callchain_depth(const perf_event_attr& attr) {

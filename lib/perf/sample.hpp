@@ -11,6 +11,8 @@
 #include <span>
 #include <string_view>
 
+#include "util/result.hpp"
+
 namespace tracekit::perf {
 
 // Fields of one PERF_RECORD_SAMPLE. Only those selected by sample_type are
@@ -29,15 +31,27 @@ struct Sample {
   std::span<const uint64_t> callchain;  // raw, context markers included
   std::span<const uint8_t> raw;         // PERF_SAMPLE_RAW payload (an ftrace record),
                                         // with the kernel's zero padding at its end
+  // PERF_SAMPLE_REGS_USER: the ABI (PERF_SAMPLE_REGS_ABI_NONE when the sample
+  // hit a kernel thread: no registers then), and the registers of the
+  // attr.sample_regs_user mask, lowest bit first.
+  uint64_t regs_abi = 0;
+  std::span<const uint64_t> regs_user;
+  // PERF_SAMPLE_STACK_USER: the bytes the kernel could copy from the user
+  // stack pointer up (its dyn_size; empty when it had none to give), and
+  // the size asked for (attr.sample_stack_user; 0 with no user context).
+  std::span<const uint8_t> stack_user;
+  uint64_t stack_user_size = 0;
 };
 
 // Decodes a whole PERF_RECORD_SAMPLE record (header included) whose layout
 // follows sample_type. Supports IP, TID, TIME, ADDR, ID, STREAM_ID, CPU,
-// PERIOD, CALLCHAIN and RAW; any other bit in sample_type, a record that is
-// not a PERF_RECORD_SAMPLE, too short for what it declares or with bytes left
-// over, or (with CALLCHAIN) not 8-byte aligned as ring records are, returns
-// false. out may be partly written then.
-bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out);
+// PERIOD, CALLCHAIN, RAW, REGS_USER (with regs_user_mask, the event's
+// attr.sample_regs_user) and STACK_USER; any other bit in sample_type, a
+// record that is not a PERF_RECORD_SAMPLE, too short for what it declares or
+// with bytes left over, or (with CALLCHAIN or REGS_USER) not 8-byte aligned
+// as ring records are, returns false. out may be partly written then.
+bool decode_sample(uint64_t sample_type, std::span<const uint8_t> record, Sample& out,
+                   uint64_t regs_user_mask = 0);
 
 // A callchain split by context. Each span holds the frames of one side, leaf
 // first, markers removed. The first kernel frame is the sampled IP, the rest
@@ -66,6 +80,33 @@ void request_callchains(perf_event_attr& attr, bool kernel, bool user);
 // The most frames a callchain of attr holds: its sample_max_stack, else the
 // kernel's depth (kernel.perf_event_max_stack, 127 where there is none).
 uint16_t callchain_depth(const perf_event_attr& attr);
+
+// --call-graph fp|dwarf[,SIZE] (perf's spelling): how user stacks are
+// taken. fp: the kernel walks frame pointers (PERF_SAMPLE_CALLCHAIN). dwarf:
+// each sample copies the user registers and stack_size bytes of user stack,
+// unwound in user space from the files' CFI (symbols/unwind.hpp).
+struct CallGraph {
+  enum class Mode : uint8_t { kFp, kDwarf };
+  Mode mode = Mode::kFp;
+  uint32_t stack_size = 8192;  // dwarf: bytes of stack per sample
+  bool dwarf() const { return mode == Mode::kDwarf; }
+};
+// The most stack bytes a sample can carry: the kernel keeps the record
+// under 64 KiB and the size a multiple of 8.
+inline constexpr uint32_t kMaxUserStack = 65528;
+// Parses "fp", "dwarf", "dwarf,SIZE" (SIZE in bytes, rounded up to a
+// multiple of 8, 8..65528). Error: what is wrong with text. Pure.
+Result<CallGraph> parse_call_graph(std::string_view text);
+
+// x86_64 perf registers (arch/x86/include/uapi/asm/perf_regs.h) the DWARF
+// unwinder needs: the 16 general-purpose ones and ip.
+inline constexpr uint64_t kUnwindRegsMask = 0xff01ffULL;  // ax..ip (0-8), r8..r15 (16-23)
+
+// Asks attr for what --call-graph dwarf unwinds: PERF_SAMPLE_REGS_USER of
+// kUnwindRegsMask and PERF_SAMPLE_STACK_USER of cg.stack_size bytes. Error:
+// the kernel lacks them (kernel::Feature::kUserStack, Linux 3.7), or
+// TRACEKIT_KERNEL_FEATURES turned them off.
+Status request_user_stack(perf_event_attr& attr, const CallGraph& cg);
 
 // Callchains the kernel cut at sample_max_stack: counted per sample, and
 // reported once per report.

@@ -9,6 +9,7 @@
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
 #include "perf/task_names.hpp"
+#include "perf/user_unwind.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/user.hpp"
 #include "util/proc.hpp"
@@ -21,6 +22,9 @@ namespace {
 constexpr uint64_t kSampleType = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
                                  PERF_SAMPLE_CPU | PERF_SAMPLE_CALLCHAIN;
 constexpr size_t kRingPages = 128;
+// --call-graph dwarf: each sample carries its stack copy (8 KiB by
+// default), so the rings are larger.
+constexpr size_t kDwarfRingPages = 1024;
 // Records read from each ring per poll(): at the highest rates the rings
 // fill faster than they are read, and a poll that emptied them all would let
 // a stop request wait behind a great deal of work; what is left is read by
@@ -115,6 +119,7 @@ struct Profiler::Impl {
   aggregate::StackCounts counts;
   uint64_t samples = 0;
   perf::CutStacks cut;
+  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
@@ -125,7 +130,9 @@ struct Profiler::Impl {
         events(std::move(ev)),
         process(names, user_syms, attr),
         counts(opts.stack_storage, opts.hash_storage),
-        cut(attr) {}
+        cut(attr) {
+    if (o.call_graph.dwarf()) unwinder.emplace(o.call_graph, attr, user_syms);
+  }
 
   bool wanted(uint32_t pid, uint32_t tid) const {
     if (tid == 0 && !o.include_idle) return false;
@@ -143,11 +150,12 @@ struct Profiler::Impl {
       return;
     }
     perf::Sample s;
-    if (!perf::decode_sample(sample_type, rec, s)) return;
+    if (!perf::decode_sample(sample_type, rec, s, perf::kUnwindRegsMask)) return;
     if (!wanted(s.pid, s.tid)) return;
     ++samples;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
+    if (unwinder && !o.kernel_only) chains.user = unwinder->frames(s);
     if (!o.kernel_only && s.pid != 0 && !chains.user.empty())
       user_syms.note_process(static_cast<pid_t>(s.pid));
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -185,16 +193,22 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   }
   attr.sample_type = kSampleType;
   attr.disabled = 1;
-  perf::request_callchains(attr, !o.user_only, !o.kernel_only);
+  // dwarf: the kernel's callchain gives the kernel side only; the user side
+  // is unwound from the sampled registers and stack.
+  const bool dwarf = o.call_graph.dwarf();
+  perf::request_callchains(attr, !o.user_only, !o.kernel_only && !dwarf);
+  if (dwarf)
+    if (auto st = perf::request_user_stack(attr, o.call_graph); !st) return st.error();
+  const size_t ring_pages = dwarf ? kDwarfRingPages : kRingPages;
   // Wake the reader when a quarter of the ring is used; poll() timeouts drain
   // the rest, so low rates are still read promptly.
   attr.watermark = 1;
-  attr.wakeup_watermark = kRingPages * 4096 / 4;
+  attr.wakeup_watermark = static_cast<uint32_t>(ring_pages * 4096 / 4);
   // COMM, FORK, MMAP2: names, and mappings of processes that are gone by the
   // time their samples are read.
   perf::request_process_events(attr);
 
-  auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
+  auto events = perf::PerCpuEvents::open(attr, cpus, -1, ring_pages);
   if (!events) return events.error();
   auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
   if (auto st = impl->events.enable(); !st) return st.error();
@@ -235,10 +249,11 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.period_ns = m.o.count ? *m.o.count : 1000000000ull / static_cast<uint64_t>(m.o.frequency);
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.events.lost();
-  p.totals.truncated_stacks = m.cut.count();
+  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   report::print_stack_report(out, err, m.counts, &m.user_syms, p);
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);
+  if (m.unwinder) m.unwinder->warn(err);
 }
 
 }  // namespace tracekit::profile

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "perf/sample.hpp"
 #include "report/files.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
@@ -37,6 +38,7 @@ struct Options {
   size_t stack_storage = 16384;  // --stack-storage-size
   size_t hash_storage = 40960;   // --hash-storage-size
   std::optional<int> cpu;        // -C
+  perf::CallGraph call_graph;    // --call-graph: how user stacks are taken
   std::optional<double> duration;
   report::OutputOptions output;  // -o, --format
 };

@@ -52,6 +52,9 @@ perf_event_attr ring_owner(const perf_event_attr& like, bool dummy) {
     a.sample_period = 1ull << 62;
   }
   a.sample_type = like.sample_type;
+  // (--call-graph dwarf: the kernel checks these whenever sample_type asks.)
+  a.sample_regs_user = like.sample_regs_user;
+  a.sample_stack_user = like.sample_stack_user;
   a.sample_id_all = like.sample_id_all;
   a.disabled = 1;
   a.watermark = like.watermark;
@@ -282,7 +285,10 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     a.sample_period = 1;
     a.sample_type = kSampleType;
     a.disabled = 1;
-    perf::request_callchains(a, kernel_stacks, user_stacks);
+    const bool dwarf = user_stacks && o.call_graph.dwarf();
+    perf::request_callchains(a, kernel_stacks, user_stacks && !dwarf);
+    if (dwarf)
+      if (auto st = perf::request_user_stack(a, o.call_graph); !st) return st.error();
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
     a.sample_id_all = 1;

@@ -69,6 +69,9 @@ struct CaptureOptions {
   // ftrace: user stacks from the instance's options/userstacktrace (the
   // kernel walks user frame pointers, at most 8 frames).
   bool user_stacks = false;
+  // perf: how user stacks are taken (--call-graph); dwarf: the user
+  // registers and stack copy instead of the user callchain.
+  perf::CallGraph call_graph;
   // ftrace: events handed out in time order across CPUs (see
   // ftrace::Reader::set_time_ordered), for tools that pair a thread's events.
   bool time_ordered = false;

@@ -10,6 +10,7 @@
 #include "perf/event.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/user_unwind.hpp"
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
 #include "session/trace_session.hpp"
@@ -48,6 +49,7 @@ struct Counter::Impl {
   aggregate::StackCounts counts{kStacks, kKeys};
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
+  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
@@ -109,13 +111,14 @@ struct Counter::Impl {
       return;
     }
     perf::Sample s;
-    if (!perf::decode_sample(perf->attr().sample_type, rec, s)) return;
+    if (!perf::decode_sample(perf->attr().sample_type, rec, s, perf::kUnwindRegsMask)) return;
     if (perf->duplicate(s)) return;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
     std::optional<std::span<const uint64_t>> kernel, user;
     if (kernel_stacks) kernel = tracing.strip(chains.kernel);
     if (user_stacks) {
+      if (unwinder) chains.user = unwinder->frames(s);
       user = chains.user;
       // Once per run of samples of one process: a hash lookup per sample
       // was 6% of the reader's time at 400k events/s.
@@ -167,6 +170,10 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
                  "it has no kprobes; the function tracer needs --backend ftrace"};
   if (backend == session::Backend::kAuto)
     backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
+  if (backend == session::Backend::kFtrace && o.call_graph.dwarf())
+    return Error{0, "--call-graph dwarf needs the perf backend", {},
+                 needs_ftrace ? "these functions can only be traced by the function tracer"
+                              : "drop --backend ftrace"};
   if (backend == session::Backend::kFtrace && want_user) {
     if (o.user_only)
       return Error{0, "user stacks (-U) need the perf backend", {},
@@ -185,6 +192,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
+  co.call_graph = o.call_graph;
   if (backend == session::Backend::kFtrace) {
     co.stacks = want_kernel;
     if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
@@ -193,6 +201,8 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (auto st = impl->trace->read_with_perf(co, want_kernel, want_user); !st) return st.error();
     impl->perf = impl->trace->perf();
     impl->cut = perf::CutStacks(impl->perf->attr());
+    if (want_user && o.call_graph.dwarf())
+      impl->unwinder.emplace(o.call_graph, impl->perf->attr(), *impl->user_syms);
     if (want_kernel)
       if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
@@ -261,7 +271,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = lost - m.lost_reported;
-  p.totals.truncated_stacks = m.cut.count();
+  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   report::Report r = report::build_report(m.counts, m.user_syms.get(), p, err);
   // The report holds what it prints: the tables start over before it is
   // printed, and their pages go back to the kernel (malloc keeps freed
@@ -278,6 +288,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
     m.lost_reported = lost;
   }
   m.cut.warn(err);
+  if (m.unwinder) m.unwinder->warn(err);
 }
 
 }  // namespace tracekit::stackcount

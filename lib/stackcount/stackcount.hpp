@@ -42,6 +42,7 @@ struct Options {
   bool delimited = false;            // -d
   bool folded = false;               // -f
   session::Backend backend = session::Backend::kAuto;
+  perf::CallGraph call_graph;        // --call-graph (perf backend)
   std::string pattern;
   report::OutputOptions output;      // -o, --format
 };

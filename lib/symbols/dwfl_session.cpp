@@ -84,7 +84,7 @@ DwflPtr report_process(pid_t pid) {
 
 FileSession report_file(const std::string& name, const std::string& path, int fd) {
   FileSession s;
-  s.dwfl.reset(dwfl_begin(&kFileCallbacks));
+  s.dwfl = files_session();
   if (!s.dwfl) {
     close(fd);
     return s;
@@ -95,6 +95,8 @@ FileSession report_file(const std::string& name, const std::string& path, int fd
   if (s.module == nullptr) close(fd);  // consumed only on success
   return s;
 }
+
+DwflPtr files_session() { return DwflPtr(dwfl_begin(&kFileCallbacks), &dwfl_end); }
 
 Dwfl_Module* module_at(Dwfl* dwfl, uint64_t addr) {
   Dwfl_Module* mod = dwfl_addrmodule(dwfl, addr);

@@ -48,6 +48,10 @@ struct FileSession {
 // Takes fd: the session owns it, or it is closed when there is no module.
 FileSession report_file(const std::string& name, const std::string& path, int fd);
 
+// An empty session for modules reported from files (dwfl_report_elf), as
+// report_file's; null when libdwfl cannot make one.
+DwflPtr files_session();
+
 // The module of dwfl whose address range holds addr, or null.
 Dwfl_Module* module_at(Dwfl* dwfl, uint64_t addr);
 

@@ -31,6 +31,7 @@
 #include "symbols/mappings.hpp"
 #include "symbols/perf_map.hpp"
 #include "symbols/proc_capture.hpp"
+#include "symbols/unwind_session.hpp"
 
 namespace tracekit::symbols {
 
@@ -58,6 +59,8 @@ struct UserSymbols::Impl {
   // Added mappings, by pid; their files, shared, by identity.
   std::unordered_map<pid_t, MappingSet> added;
   MappedFiles files{tables};
+  // Unwinding sessions, by pid (unwind()).
+  std::unordered_map<pid_t, std::unique_ptr<UnwindSession>> unwinders;
 
   Impl() { own_mnt_ns_known = stat("/proc/self/ns/mnt", &own_mnt_ns) == 0; }
 
@@ -109,6 +112,7 @@ void UserSymbols::Impl::forget(pid_t pid) {
     it->second.files(used);
     added.erase(it);
   }
+  unwinders.erase(pid);
   for (const FileKey& key : used) {
     files.drop_unused(key);
     tables.drop_unused(key);
@@ -156,6 +160,18 @@ std::optional<FileMapping> UserSymbols::mapping(pid_t pid, uint64_t addr) {
 }
 
 void UserSymbols::forget(pid_t pid) { impl_->forget(pid); }
+
+Unwound UserSymbols::unwind(pid_t pid, std::span<const uint64_t> regs, uint64_t mask,
+                            std::span<const uint8_t> stack, bool stack_whole, size_t max_frames,
+                            std::vector<uint64_t>& out) {
+  auto r = dwarf_regs(regs, mask);
+  if (!r) return {};
+  auto& session = impl_->unwinders[pid];
+  if (!session)
+    session = std::make_unique<UnwindSession>(
+        pid, [this, pid](uint64_t addr) { return mapping(pid, addr); });
+  return session->unwind(*r, StackCopy{(*r)[7], stack}, stack_whole, max_frames, out);
+}
 
 void UserSymbols::add_mapping(pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff,
                               std::string_view path, const FileIdentity& id) {

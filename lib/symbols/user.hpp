@@ -33,8 +33,10 @@
 #include <optional>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "symbols/symbol.hpp"
+#include "symbols/unwind.hpp"
 
 namespace tracekit::symbols {
 
@@ -95,8 +97,22 @@ class UserSymbols {
   void add_mapping(pid_t pid, uint64_t start, uint64_t len, uint64_t pgoff, std::string_view path,
                    const FileIdentity& id = {});
 
-  // Forgets pid: its /proc capture, its added mappings and its cached
-  // lookups (its process exec'ed, or exited and the pid may be reused).
+  // Unwinds a sample of pid with DWARF CFI (--call-graph dwarf, see
+  // unwind.hpp): regs are the sample's user registers of mask
+  // (PERF_SAMPLE_REGS_USER), stack its copy of the user stack from the
+  // sampled sp up, stack_whole whether the copy is all the sample asked for
+  // (not cut short by the stack's top). Appends the frames, the sampled ip
+  // first then return addresses (as a perf callchain's user side), at most
+  // max_frames of them plus an unknown frame (0) where the unwinder
+  // stopped, to out. Modules come from the mappings lookup() uses (one
+  // libdwfl session per process, until forget(pid)). Registers that lack
+  // one the unwinder needs: nothing appended.
+  Unwound unwind(pid_t pid, std::span<const uint64_t> regs, uint64_t mask,
+                 std::span<const uint8_t> stack, bool stack_whole, size_t max_frames,
+                 std::vector<uint64_t>& out);
+
+  // Forgets pid: its /proc capture, its added mappings, its unwinding
+  // session and its cached lookups (its process exec'ed, or exited and the pid may be reused).
   // Names returned for pid are invalid afterwards.
   void forget(pid_t pid);
 

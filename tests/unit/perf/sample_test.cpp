@@ -159,10 +159,90 @@ TEST(PerfSampleTest, UnsupportedBitsAreRejected) {
   auto rec = full_sample();
   for (uint64_t bit : std::initializer_list<uint64_t>{
            PERF_SAMPLE_READ, PERF_SAMPLE_BRANCH_STACK, PERF_SAMPLE_IDENTIFIER,
-           PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER, PERF_SAMPLE_WEIGHT, uint64_t{1} << 62}) {
+           PERF_SAMPLE_WEIGHT, uint64_t{1} << 62}) {
     Sample s;
     EXPECT_FALSE(decode_sample(kAllFields | bit, rec, s)) << "bit " << bit;
   }
+}
+
+constexpr uint64_t kDwarfType = PERF_SAMPLE_TID | PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER |
+                                PERF_SAMPLE_STACK_USER;
+constexpr uint64_t kThreeRegs = (1u << 6) | (1u << 7) | (1u << 8);  // bp, sp, ip
+
+// TID, an empty callchain, then the user registers and stack as the kernel
+// writes them (perf_output_sample_regs / perf_output_sample_ustack).
+RecordBuilder dwarf_sample(uint64_t abi, std::vector<uint64_t> regs, uint64_t size,
+                           const std::vector<uint8_t>& stack, uint64_t dyn_size) {
+  RecordBuilder b(PERF_RECORD_SAMPLE);
+  b.u32(10).u32(11).u64(0);
+  b.u64(abi);
+  for (uint64_t r : regs) b.u64(r);
+  b.u64(size);
+  if (size != 0) {
+    b.raw(stack.data(), stack.size());
+    b.u64(dyn_size);
+  }
+  return b;
+}
+
+TEST(PerfSampleTest, DecodesUserRegistersAndStack) {
+  std::vector<uint8_t> stack(32);
+  for (size_t i = 0; i < stack.size(); ++i) stack[i] = static_cast<uint8_t>(i);
+  auto rec = dwarf_sample(PERF_SAMPLE_REGS_ABI_64, {0x7ffe0100, 0x7ffe00f0, 0x401234}, 32, stack,
+                          24)
+                 .build();
+  Sample s;
+  ASSERT_TRUE(decode_sample(kDwarfType, rec, s, kThreeRegs));
+  EXPECT_EQ(s.regs_abi, uint64_t{PERF_SAMPLE_REGS_ABI_64});
+  EXPECT_EQ(std::vector<uint64_t>(s.regs_user.begin(), s.regs_user.end()),
+            (std::vector<uint64_t>{0x7ffe0100, 0x7ffe00f0, 0x401234}));
+  EXPECT_EQ(s.stack_user_size, 32u);
+  // Only dyn_size bytes are the stack's.
+  EXPECT_EQ(std::vector<uint8_t>(s.stack_user.begin(), s.stack_user.end()),
+            std::vector<uint8_t>(stack.begin(), stack.begin() + 24));
+}
+
+TEST(PerfSampleTest, NoUserContextHasNoRegistersNorStack) {
+  // A kernel thread: ABI_NONE and no registers; stack size 0, no dyn_size.
+  auto rec = dwarf_sample(PERF_SAMPLE_REGS_ABI_NONE, {}, 0, {}, 0).build();
+  Sample s;
+  ASSERT_TRUE(decode_sample(kDwarfType, rec, s, kThreeRegs));
+  EXPECT_TRUE(s.regs_user.empty());
+  EXPECT_TRUE(s.stack_user.empty());
+  EXPECT_EQ(s.stack_user_size, 0u);
+}
+
+TEST(PerfSampleTest, BadUserStackRecordsAreRejected) {
+  std::vector<uint8_t> stack(16);
+  Sample s;
+  // dyn_size above size.
+  auto big_dyn = dwarf_sample(PERF_SAMPLE_REGS_ABI_64, {1, 2, 3}, 16, stack, 24).build();
+  EXPECT_FALSE(decode_sample(kDwarfType, big_dyn, s, kThreeRegs));
+  // size beyond the record.
+  auto big_size = dwarf_sample(PERF_SAMPLE_REGS_ABI_64, {1, 2, 3}, 64, stack, 8).build();
+  EXPECT_FALSE(decode_sample(kDwarfType, big_size, s, kThreeRegs));
+  // A mask of more registers than the record holds.
+  auto ok = dwarf_sample(PERF_SAMPLE_REGS_ABI_64, {1, 2, 3}, 16, stack, 8).build();
+  EXPECT_TRUE(decode_sample(kDwarfType, ok, s, kThreeRegs));
+  EXPECT_FALSE(decode_sample(kDwarfType, ok, s, kThreeRegs | 1));
+  EXPECT_FALSE(decode_sample(kDwarfType, ok, s, 0x3));
+}
+
+TEST(PerfSampleTest, ParsesCallGraph) {
+  auto fp = parse_call_graph("fp");
+  ASSERT_TRUE(fp.ok());
+  EXPECT_FALSE(fp->dwarf());
+  auto dwarf = parse_call_graph("dwarf");
+  ASSERT_TRUE(dwarf.ok());
+  EXPECT_TRUE(dwarf->dwarf());
+  EXPECT_EQ(dwarf->stack_size, 8192u);
+  auto sized = parse_call_graph("dwarf,1001");
+  ASSERT_TRUE(sized.ok());
+  EXPECT_EQ(sized->stack_size, 1008u);  // rounded up to 8, as the kernel needs
+  EXPECT_EQ(parse_call_graph("dwarf,65528")->stack_size, 65528u);
+  for (const char* bad : {"", "lbr", "fp,8", "dwarf,", "dwarf,0", "dwarf,65529", "dwarf,x",
+                          "dwarf,-8", "DWARF"})
+    EXPECT_FALSE(parse_call_graph(bad).ok()) << bad;
 }
 
 TEST(PerfSampleTest, OtherRecordTypesAreRejected) {

@@ -1,0 +1,43 @@
+#include "perf/user_unwind.hpp"
+
+#include <ostream>
+
+namespace tracekit::perf {
+
+Result<CallGraph> call_graph_option(std::string_view text, bool kernel_stacks_only) {
+  auto cg = parse_call_graph(text);
+  if (!cg) return cg.error();
+  if (cg->dwarf() && kernel_stacks_only)
+    return Error{
+        0, "--call-graph dwarf unwinds user stacks: it cannot be combined with -K", {}, {}};
+  return cg;
+}
+
+std::string cut_user_stacks_warning(uint64_t cut, uint32_t size) {
+  return "WARNING: " + std::to_string(cut) + " user stacks were cut at " + std::to_string(size) +
+         " bytes (--call-graph dwarf," + std::to_string(size) +
+         "): their outer frames are missing.\n";
+}
+
+UserUnwinder::UserUnwinder(const CallGraph& cg, const perf_event_attr& attr,
+                           symbols::UserSymbols& syms)
+    : size_(cg.stack_size), max_frames_(callchain_depth(attr)), syms_(syms) {}
+
+std::span<const uint64_t> UserUnwinder::frames(const Sample& s) {
+  frames_.clear();
+  if (s.regs_user.empty() || s.pid == 0) return {};
+  const auto pid = static_cast<pid_t>(s.pid);
+  syms_.note_process(pid);
+  // A copy shorter than asked for ends at the stack's top: not a cut.
+  auto u = syms_.unwind(pid, s.regs_user, kUnwindRegsMask, s.stack_user,
+                        s.stack_user.size() == s.stack_user_size, max_frames_, frames_);
+  if (u.cut) ++cut_;
+  return frames_;
+}
+
+void UserUnwinder::warn(std::ostream& err) {
+  if (cut_ > 0) err << cut_user_stacks_warning(cut_, size_);
+  cut_ = 0;
+}
+
+}  // namespace tracekit::perf
