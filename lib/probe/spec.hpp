@@ -63,6 +63,13 @@ struct Target {
   // and the fetch arguments, as the kernel takes them.
   std::string event_name;
   std::string fetchargs;
+  // User probes: added to the event of an earlier target of the same kind
+  // and event_name that has this set too (one event, several probes: its
+  // fetchargs must have the same names and types), so that disabling the
+  // event waits for one kernel synchronisation, not one per probe. Only
+  // where kernel::Feature::kProbeAppend is found (an older kernel replaces
+  // the event); a probe the kernel refuses to append gets its own event.
+  bool shared_event = false;
   // syscalls:sys_enter_NAME / sys_exit_NAME on a kernel without syscall
   // tracepoints: the syscall number, traced as raw_syscalls with an id filter
   // (syscalls/raw.hpp); -1 otherwise.

@@ -221,7 +221,8 @@ StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, b
 }
 
 Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
-                                const std::vector<probe::ElfFunction>& functions, bool comm) {
+                                const std::vector<probe::ElfFunction>& functions, bool comm,
+                                bool shared) {
   StringPlan p;
   p.path = StringPath::kUprobe;
   std::vector<uint64_t> offsets;
@@ -240,7 +241,11 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
       t.function = f->name;
       t.path = libc;
       t.offset = f->file_offset;
-      t.event_name = event_prefix(i) + f->name;
+      // One event per call when probes can share it: disabling it waits
+      // for one kernel synchronisation (uprobe_unregister_sync), not one
+      // per wrapper; the call's wrappers have the same argument names.
+      t.event_name = event_prefix(i) + (shared ? calls[i].name : f->name);
+      t.shared_event = shared;
       t.fetchargs = string_fetchargs(
           calls[i], [&](int element) { return uprobe_string_fetch(arg, element); });
       if (comm) t.fetchargs += " comm=$comm";
@@ -360,6 +365,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
   const bool ustring = features.has(F::kUstring);
+  const bool shared = features.has(F::kProbeAppend);
   std::optional<Result<std::string>> libc;
   Result<std::vector<probe::ElfFunction>> libc_functions = std::vector<probe::ElfFunction>{};
   if (features.has(F::kUprobes)) {
@@ -377,7 +383,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
       std::any_of(have.begin(), have.end(), [](const SyscallString& c) { return c.argv > 0; });
   auto with_uprobes = [&](Result<StringPlan> plan, bool c) -> Result<StringPlan> {
     if (!plan || !vectors || !libc || !*libc || !libc_functions) return plan;
-    auto u = plan_uprobes(have, **libc, *libc_functions, c);
+    auto u = plan_uprobes(have, **libc, *libc_functions, c, shared);
     if (!u) return plan;
     for (auto& t : u->entries) plan->entries.push_back(std::move(t));
     plan->how += ", with " + u->how;
@@ -410,7 +416,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   if (features.has(F::kUprobes)) {
     auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
       if (!libc_functions) return libc_functions.error();
-      return plan_uprobes(have, **libc, *libc_functions, c);
+      return plan_uprobes(have, **libc, *libc_functions, c, shared);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;

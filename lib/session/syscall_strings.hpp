@@ -107,10 +107,13 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
 // The eprobes on the calls' sys_enter tracepoints. Pure.
 StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, bool comm);
 // The uprobes on the wrappers found in functions (the symbols of the C
-// library at libc), one per address (aliases share one). Error: none of
-// the wrappers is there. Pure.
+// library at libc), one per address (aliases share one); shared (the kernel
+// has kernel::Feature::kProbeAppend): a call's wrappers share one event,
+// "c<N>_<call>" (probe::Target::shared_event), else each has its own,
+// "c<N>_<wrapper>". Error: none of the wrappers is there. Pure.
 Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
-                                const std::vector<probe::ElfFunction>& functions, bool comm);
+                                const std::vector<probe::ElfFunction>& functions, bool comm,
+                                bool shared);
 
 // One completed call: the entry's string, the exit's return value.
 struct SyscallCall {

@@ -50,7 +50,7 @@ TEST(SyscallStringsTest, UprobePlanOnePerAddress) {
                                           {"openat", 0x200, 0xf8150, 10, 2, false},
                                           {"__open_2", 0x300, 0xf7f90, 10, 1, false},
                                           {"read", 0x400, 0xf82a0, 10, 1, false}};
-  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, false);
+  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, false, false);
   ASSERT_TRUE(plan) << plan.error().str();
   ASSERT_EQ(plan->entries.size(), 3u);
   EXPECT_EQ(plan->entries[0].function, "open");  // the table's order, the alias once
@@ -61,7 +61,25 @@ TEST(SyscallStringsTest, UprobePlanOnePerAddress) {
   EXPECT_EQ(plan->entries[2].fetchargs, "filename=+0(%si):string");
   EXPECT_EQ(plan->entries[2].event_name, "c0_openat");
   EXPECT_EQ(plan->how, "uprobes on /lib/libc.so.6 (open, __open_2, openat)");
-  EXPECT_FALSE(plan_uprobes(kOpens, "/lib/libc.so.6", {libc.back()}, false));
+  EXPECT_FALSE(plan_uprobes(kOpens, "/lib/libc.so.6", {libc.back()}, false, false));
+}
+
+TEST(SyscallStringsTest, UprobePlanSharedEventPerCall) {
+  std::vector<probe::ElfFunction> libc = {{"open64", 0x100, 0xf7fc0, 10, 2, false},
+                                          {"openat", 0x200, 0xf8150, 10, 2, false}};
+  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, true, true);
+  ASSERT_TRUE(plan) << plan.error().str();
+  ASSERT_EQ(plan->entries.size(), 2u);
+  for (const auto& t : plan->entries) {
+    EXPECT_EQ(t.event_name, "c0_openat");  // the call's name, for every wrapper of it
+    EXPECT_TRUE(t.shared_event);
+  }
+  EXPECT_EQ(plan->entries[0].fetchargs, "filename=+0(%di):string comm=$comm");
+  EXPECT_EQ(plan->entries[1].fetchargs, "filename=+0(%si):string comm=$comm");
+  auto own = plan_uprobes(kOpens, "/lib/libc.so.6", libc, true, false);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->entries[0].event_name, "c0_open64");
+  EXPECT_FALSE(own->entries[0].shared_event);
 }
 
 TEST(SyscallStringsTest, PairingPerThread) {
@@ -123,7 +141,7 @@ TEST(SyscallStringsTest, ArgvPlans) {
   std::vector<probe::ElfFunction> libc = {{"execve", 0x100, 0xe4f00, 10, 2, false},
                                           {"execveat", 0x200, 0xe5100, 10, 2, false},
                                           {"fexecve", 0x300, 0xe4f40, 10, 2, false}};
-  auto u = plan_uprobes(kExecs, "/lib/libc.so.6", libc, false);
+  auto u = plan_uprobes(kExecs, "/lib/libc.so.6", libc, false, false);
   ASSERT_TRUE(u) << u.error().str();
   ASSERT_EQ(u->entries.size(), 3u);
   EXPECT_EQ(u->entries[0].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
@@ -132,7 +150,7 @@ TEST(SyscallStringsTest, ArgvPlans) {
   EXPECT_EQ(u->entries[2].event_name, "c1_fexecve");
   EXPECT_EQ(u->entries[2].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
   // Without a vector, fexecve has no path string: not probed.
-  auto paths = plan_uprobes({{"execveat", 1, "filename"}}, "/lib/libc.so.6", libc, false);
+  auto paths = plan_uprobes({{"execveat", 1, "filename"}}, "/lib/libc.so.6", libc, false, false);
   ASSERT_TRUE(paths);
   ASSERT_EQ(paths->entries.size(), 1u);
   EXPECT_EQ(paths->entries[0].fetchargs, "filename=+0(%si):string");
