@@ -206,4 +206,10 @@ bool Features::probe(Feature f) {
   }
 }
 
+bool has_syscall_tracepoints(const std::string& tracing_dir) {
+  Probe probe;
+  probe.tracing_dir = [tracing_dir] { return tracing_dir; };
+  return Features(probe, forced_features()).has(Feature::kSyscallTracepoints);
+}
+
 }  // namespace tracekit::kernel

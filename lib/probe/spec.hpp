@@ -105,6 +105,15 @@ struct ExpandOptions {
 // know (no errno; the message names it).
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts);
 
+// Syscall tracepoint targets (syscalls:sys_enter_NAME, sys_exit_NAME) made
+// raw_syscalls stand-ins (syscall_nr set, as expand() gives them on a
+// kernel without syscall tracepoints: session::Probes traces them as one
+// raw_syscalls:sys_enter and one sys_exit event with an id filter), when
+// every target is a syscall tracepoint; those libseccomp has no number for
+// (syscalls newer than it) are left tracepoints. Returns how many were
+// made stand-ins. Pure but for syscalls/table.hpp.
+size_t syscalls_through_raw(std::vector<Target>& targets);
+
 // Library resolution as bcc does it: a name with a '/' is a path (must be
 // a regular file; made absolute); "c" -> libc; "name" -> libname.so* from
 // the dynamic linker's cache (ldconfig -p, this machine's ABI first) or the
