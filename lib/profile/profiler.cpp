@@ -10,6 +10,7 @@
 #include "perf/sample.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
+#include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
@@ -116,6 +117,10 @@ struct Profiler::Impl {
   uint64_t samples = 0;
   perf::CutStacks cut;
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
+  // Kernel symbols, loading in the background from the start: the report
+  // shares the table (KernelSymbols::load), rather than waiting 100-200 ms
+  // after Ctrl-C for /proc/kallsyms.
+  symbols::KernelSymbols ksyms;
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
        std::function<bool()> stop)
@@ -197,6 +202,8 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, kRingPages);
   if (!events) return events.error();
   auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
+  if (!o.user_only)
+    if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
   if (auto st = impl->events.enable(); !st) return st.error();
   return Profiler(std::move(impl));
 }
