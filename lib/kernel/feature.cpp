@@ -61,6 +61,8 @@ constexpr FeatureInfo kTable[] = {
     {F::kProbeAppend, "probe_append",
      "several probes on one kprobe or uprobe event (appended to it)", "Linux 5.4",
      "one event per probe"},
+    {F::kProbeImmediate, "probe_immediate", "immediate values as probe fetch arguments (\\imm)",
+     "Linux 5.7", "one event per system call where probes share events"},
     {F::kPerfEvents, "perf_events", "perf_event_open (software events)", "CONFIG_PERF_EVENTS",
      ""},
     {F::kContextSwitch, "context_switch", "perf context-switch records (PERF_RECORD_SWITCH)",

@@ -202,6 +202,7 @@ bool Features::probe(Feature f) {
     // 5.4's README says "Create/append/remove/show" of kprobe_events and
     // uprobe_events; before, a probe with an event's name replaced it.
     case F::kProbeAppend: return file_contains(d + "/README", "Create/append/remove/show");
+    case F::kProbeImmediate: return file_contains(d + "/README", "\\imm-value");
     default: return false;
   }
 }

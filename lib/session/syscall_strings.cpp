@@ -222,11 +222,14 @@ StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, b
 
 Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
                                 const std::vector<probe::ElfFunction>& functions, bool comm,
-                                bool shared) {
+                                UprobeEvents events) {
+  const bool one = events == UprobeEvents::kOne;
+  if (one) events = UprobeEvents::kPerCall;  // made one event below, where it can be
   StringPlan p;
   p.path = StringPath::kUprobe;
   std::vector<uint64_t> offsets;
   std::vector<std::string> used;
+  std::vector<size_t> entry_calls;  // each entry's call
   for (size_t i = 0; i < calls.size(); ++i) {
     for (const auto& w : libc_wrappers(calls[i].name)) {
       const int arg = calls[i].argv > 0 ? w.argv : w.arg;
@@ -241,15 +244,16 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
       t.function = f->name;
       t.path = libc;
       t.offset = f->file_offset;
-      // One event per call when probes can share it: disabling it waits
-      // for one kernel synchronisation (uprobe_unregister_sync), not one
-      // per wrapper; the call's wrappers have the same argument names.
-      t.event_name = event_prefix(i) + (shared ? calls[i].name : f->name);
-      t.shared_event = shared;
+      // Probes sharing an event: disabling it waits for one kernel
+      // synchronisation (uprobe_unregister_sync), not one per wrapper;
+      // their arguments are named alike (the kernel's condition).
+      t.event_name = event_prefix(i) + (events == UprobeEvents::kPerCall ? calls[i].name : f->name);
+      t.shared_event = events != UprobeEvents::kEach;
       t.fetchargs = string_fetchargs(
           calls[i], [&](int element) { return uprobe_string_fetch(arg, element); });
       if (comm) t.fetchargs += " comm=$comm";
       p.entries.push_back(std::move(t));
+      entry_calls.push_back(i);
       used.push_back(f->name);
     }
   }
@@ -258,6 +262,19 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
                  "none of the C library's wrappers of the system calls is in " + libc,
                  {},
                  "a C library other than glibc or musl?"};
+  // One event for all: where the probes are of several calls, whose
+  // fields are named alike; the call's index is the field tk_call.
+  auto alike = [&](size_t c) {
+    return calls[c].field == calls[entry_calls[0]].field &&
+           calls[c].argv == calls[entry_calls[0]].argv;
+  };
+  if (one && std::any_of(entry_calls.begin(), entry_calls.end(),
+                         [&](size_t c) { return c != entry_calls[0]; }) &&
+      std::all_of(entry_calls.begin(), entry_calls.end(), alike))
+    for (size_t e = 0; e < p.entries.size(); ++e) {
+      p.entries[e].event_name = event_prefix(0) + "calls";
+      p.entries[e].fetchargs += " tk_call=\\" + std::to_string(entry_calls[e]) + ":u16";
+    }
   p.how = "uprobes on " + libc + " (" + joined(used) + ")";
   return p;
 }
@@ -365,7 +382,9 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
   const bool ustring = features.has(F::kUstring);
-  const bool shared = features.has(F::kProbeAppend);
+  const UprobeEvents shared = !features.has(F::kProbeAppend) ? UprobeEvents::kEach
+                              : features.has(F::kProbeImmediate) ? UprobeEvents::kOne
+                                                                 : UprobeEvents::kPerCall;
   std::optional<Result<std::string>> libc;
   Result<std::vector<probe::ElfFunction>> libc_functions = std::vector<probe::ElfFunction>{};
   if (features.has(F::kUprobes)) {
@@ -459,6 +478,7 @@ Status SyscallStrings::attach(tep_handle* tep) {
         d.value = tep_find_field(te, c.field.c_str());
       }
       d.comm = tep_find_field(te, "comm");
+      d.call_field = tep_find_field(te, "tk_call");
     } else if (ev.system == "raw_syscalls") {
       // The stand-in for every call's sys_exit: its id filter admits only
       // theirs, and the exit pairs with the thread's pending entry.
@@ -492,6 +512,12 @@ std::optional<SyscallCall> SyscallStrings::push(const ftrace::Event& e) {
     c.ts = e.ts;
     c.tid = e.pid;
     c.call = d.call;
+    unsigned long long call = 0;
+    if (d.call_field &&
+        tep_read_number_field(const_cast<tep_format_field*>(d.call_field), e.data.data(),
+                              &call) == 0 &&
+        call < calls_.size())
+      c.call = static_cast<size_t>(call);
     c.comm = field_string(d.comm, e.data);
     if (d.argv.empty()) c.str = field_string(d.value, e.data);
     for (const auto* f : d.argv) {

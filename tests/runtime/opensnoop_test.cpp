@@ -21,8 +21,6 @@
 
 #include "harness.hpp"
 #include "kernel/feature.hpp"
-#include "tracefs/tracing_dir.hpp"
-#include "util/strings.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -38,14 +36,6 @@ struct Row {
 
 // The event lines of opensnoop's output (after the COMM header line), as
 // rows; with timestamps the first column is skipped.
-// The uprobe_events file, "" when unreadable.
-std::string uprobe_events() {
-  auto d = tracefs::tracing_dir();
-  if (!d) return "";
-  auto text = read_file(*d + "/uprobe_events");
-  return text ? *text : "";
-}
-
 std::vector<Row> rows_of(const std::string& out, bool timestamps = false) {
   std::vector<Row> rows;
   bool started = false;
@@ -76,6 +66,7 @@ class OpensnoopRuntime : public TracingTest {
     // The uprobes of the tool's group while it ran: one per probe, as
     // uprobe_events lists them ("p:tracekit_PID/EVENT place args").
     std::vector<std::string> uprobes;
+    std::set<std::string> events;  // their distinct events
   };
   // Runs opensnoop with args ("PID" replaced by the workload's pid, "FILE"
   // by its file's path) while the workload opens; header is the text that
@@ -94,9 +85,8 @@ class OpensnoopRuntime : public TracingTest {
     args.insert(args.begin(), tool_path("opensnoop"));
     Running tool(args);
     EXPECT_TRUE(tool.wait_for_stdout(header, 60)) << "no header";
-    const std::string group = "p:tracekit_" + std::to_string(tool.pid()) + "/";
-    for (const auto& l : lines_of(uprobe_events()))
-      if (l.rfind(group, 0) == 0) t.uprobes.push_back(l.substr(group.size()));
+    t.uprobes = uprobes_of(tool.pid());
+    t.events = uprobe_events_of(tool.pid());
     kill(w.pid(), SIGUSR1);
     EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
     for (const auto& l : w.lines())
@@ -216,16 +206,11 @@ TEST_F(OpensnoopRuntime, ForcedToUprobes) {
 // for one kernel synchronisation, not one per wrapper. Forced off, one event
 // per wrapper, and the same truth.
 TEST_F(OpensnoopRuntime, WrappersShareOneEventUnlessForcedOff) {
-  auto event_names = [](const Traced& t) {
-    std::set<std::string> names;
-    for (const auto& l : t.uprobes) names.insert(l.substr(0, l.find(' ')));
-    return names;
-  };
   auto shared = trace_opens({"-p", "PID"});
   ASSERT_EQ(shared.r.exit_code, 0) << shared.r.err;
   expect_rows(shared, kOpens, kFailed);
   ASSERT_GE(shared.uprobes.size(), 2u);
-  EXPECT_EQ(event_names(shared), std::set<std::string>{"c0_openat"});
+  EXPECT_EQ(shared.events, std::set<std::string>{"c0_openat"});
   std::optional<Traced> got;
   {
     ForcedFeatures forced("-probe_append");
@@ -235,7 +220,7 @@ TEST_F(OpensnoopRuntime, WrappersShareOneEventUnlessForcedOff) {
   ASSERT_EQ(own.r.exit_code, 0) << own.r.err;
   expect_rows(own, kOpens, kFailed);
   EXPECT_EQ(own.uprobes.size(), shared.uprobes.size());
-  EXPECT_EQ(event_names(own).size(), own.uprobes.size());  // one event each
+  EXPECT_EQ(own.events.size(), own.uprobes.size());  // one event each
   EXPECT_EQ(own.r.err, shared.r.err);  // the same path, said the same way
 }
 
