@@ -41,6 +41,8 @@ enum class Feature : uint8_t {
   kKprobeArgN,         // kprobe fetch arg $argN
   kUstring,            // fetch type ustring
   kTcpRetransmitTracepoint,  // tcp:tcp_retransmit_skb
+  kProbeAppend,        // several probes on one kprobe/uprobe event
+  kProbeImmediate,     // immediate values (\imm) as probe fetch arguments
   // perf_event_open
   kPerfEvents,         // perf_event_open itself (software events)
   kContextSwitch,      // attr.context_switch: PERF_RECORD_SWITCH(_CPU_WIDE)

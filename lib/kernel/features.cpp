@@ -205,8 +205,18 @@ bool Features::probe(Feature f) {
     case F::kKprobeArgN: return exists(d + "/kprobe_events") && file_contains(d + "/README", "$arg<N>");
     case F::kUstring: return file_contains(d + "/README", "ustring");
     case F::kTcpRetransmitTracepoint: return exists(d + "/events/tcp/tcp_retransmit_skb");
+    // 5.4's README says "Create/append/remove/show" of kprobe_events and
+    // uprobe_events; before, a probe with an event's name replaced it.
+    case F::kProbeAppend: return file_contains(d + "/README", "Create/append/remove/show");
+    case F::kProbeImmediate: return file_contains(d + "/README", "\\imm-value");
     default: return false;
   }
+}
+
+bool has_syscall_tracepoints(const std::string& tracing_dir) {
+  Probe probe;
+  probe.tracing_dir = [tracing_dir] { return tracing_dir; };
+  return Features(probe, forced_features()).has(Feature::kSyscallTracepoints);
 }
 
 }  // namespace tracekit::kernel

@@ -70,4 +70,9 @@ class Features {
   std::optional<std::string> dir_;
 };
 
+// Whether the kernel of tracing_dir has syscalls:* tracepoints, with
+// TRACEKIT_KERNEL_FEATURES applied (a tracing directory other than the
+// host's: tests).
+bool has_syscall_tracepoints(const std::string& tracing_dir);
+
 }  // namespace tracekit::kernel

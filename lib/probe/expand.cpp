@@ -79,10 +79,7 @@ Result<std::vector<Target>> kernel_targets(const Spec& spec, const Matcher& matc
 // Whether tracing_dir's kernel has syscalls:* tracepoints (not forced off).
 bool has_syscall_tracepoints(const ExpandOptions& opts, const std::string& tracing_dir) {
   if (opts.syscall_tracepoints) return *opts.syscall_tracepoints;
-  kernel::Probe probe;
-  probe.tracing_dir = [tracing_dir] { return tracing_dir; };
-  return kernel::Features(probe, kernel::forced_features())
-      .has(kernel::Feature::kSyscallTracepoints);
+  return kernel::has_syscall_tracepoints(tracing_dir);
 }
 
 bool is_glob(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
@@ -243,6 +240,20 @@ Result<void> check_patterns(const Spec& spec, bool regex) {
     if (!m) return m.error();
   }
   return {};
+}
+
+size_t syscalls_through_raw(std::vector<Target>& targets) {
+  for (const auto& t : targets)
+    if (t.kind != Kind::kTracepoint || t.system != syscalls::kSystem) return 0;
+  size_t n = 0;
+  for (auto& t : targets) {
+    if (t.syscall_nr >= 0) continue;
+    auto raw = syscalls::to_raw(t.event);
+    if (!raw) continue;
+    t.syscall_nr = raw->nr;
+    ++n;
+  }
+  return n;
 }
 
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) {

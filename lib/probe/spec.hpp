@@ -63,6 +63,13 @@ struct Target {
   // and the fetch arguments, as the kernel takes them.
   std::string event_name;
   std::string fetchargs;
+  // User probes: added to the event of an earlier target of the same kind
+  // and event_name that has this set too (one event, several probes: its
+  // fetchargs must have the same names and types), so that disabling the
+  // event waits for one kernel synchronisation, not one per probe. Only
+  // where kernel::Feature::kProbeAppend is found (an older kernel replaces
+  // the event); a probe the kernel refuses to append gets its own event.
+  bool shared_event = false;
   // syscalls:sys_enter_NAME / sys_exit_NAME on a kernel without syscall
   // tracepoints: the syscall number, traced as raw_syscalls with an id filter
   // (syscalls/raw.hpp); -1 otherwise.
@@ -97,6 +104,15 @@ struct ExpandOptions {
 // "t:syscalls:sys_enter_NAME" (no wildcard) whose NAME libseccomp does not
 // know (no errno; the message names it).
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts);
+
+// Syscall tracepoint targets (syscalls:sys_enter_NAME, sys_exit_NAME) made
+// raw_syscalls stand-ins (syscall_nr set, as expand() gives them on a
+// kernel without syscall tracepoints: session::Probes traces them as one
+// raw_syscalls:sys_enter and one sys_exit event with an id filter), when
+// every target is a syscall tracepoint; those libseccomp has no number for
+// (syscalls newer than it) are left tracepoints. Returns how many were
+// made stand-ins. Pure but for syscalls/table.hpp.
+size_t syscalls_through_raw(std::vector<Target>& targets);
 
 // Library resolution as bcc does it: a name with a '/' is a path (must be
 // a regular file; made absolute); "c" -> libc; "name" -> libname.so* from

@@ -11,6 +11,7 @@
 #include "perf/task_names.hpp"
 #include "perf/user_unwind.hpp"
 #include "report/stack_records.hpp"
+#include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
@@ -121,6 +122,10 @@ struct Profiler::Impl {
   perf::CutStacks cut;
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
+  // Kernel symbols, loading in the background from the start: the report
+  // shares the table (KernelSymbols::load), rather than waiting 100-200 ms
+  // after Ctrl-C for /proc/kallsyms.
+  symbols::KernelSymbols ksyms;
 
   Impl(const Options& opts, perf::PerCpuEvents ev, const perf_event_attr& attr,
        std::function<bool()> stop)
@@ -211,6 +216,8 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, ring_pages);
   if (!events) return events.error();
   auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
+  if (!o.user_only)
+    if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
   if (auto st = impl->events.enable(); !st) return st.error();
   return Profiler(std::move(impl));
 }

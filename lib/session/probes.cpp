@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <map>
 #include <string_view>
 
 #include "kernel/feature.hpp"
@@ -104,6 +105,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
     p.events_.push_back(std::move(e));
   }
 
+  std::map<std::string, std::string> shared;  // shared_event uprobes: "p:hint" -> event
   for (const auto& t : targets) {
     switch (t.kind) {
       case probe::Kind::kTracepoint: {
@@ -149,9 +151,19 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         auto args = probe::adapt_fetchargs(
             t.fetchargs, true, kernel::Features::host().has(kernel::Feature::kUstring));
         if (!args) return args.error();
-        keep(t, (*g)->name(),
-             (*g)->add_uprobe(t.path, t.offset, t.kind == probe::Kind::kUserReturn,
-                              t.event_name.empty() ? t.function : t.event_name, *args));
+        const bool ret = t.kind == probe::Kind::kUserReturn;
+        // A shared event made already: this probe is appended to it, or,
+        // refused, gets its own.
+        const std::string share_key = (ret ? "r:" : "p:") + t.event_name;
+        if (t.shared_event) {
+          auto it = shared.find(share_key);
+          if (it != shared.end() && (*g)->append_uprobe(it->second, t.path, t.offset, ret, *args))
+            break;
+        }
+        auto ev = (*g)->add_uprobe(t.path, t.offset, ret,
+                                   t.event_name.empty() ? t.function : t.event_name, *args);
+        if (ev && t.shared_event) shared.emplace(share_key, *ev);
+        keep(t, (*g)->name(), ev);
         break;
       }
       case probe::Kind::kEventProbe: {

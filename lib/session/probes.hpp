@@ -40,7 +40,9 @@ class Probes {
   // filter; they are skipped when raw_syscalls:sys_enter (or sys_exit) is a
   // target itself, which an event filter would narrow. Targets that
   // the kernel refuses are skipped when there are several (a glob), with the
-  // reason in skipped(); an error when none can be probed.
+  // reason in skipped(); an error when none can be probed. User probes with
+  // shared_event and the same event_name are one event (the first's), the
+  // others appended to it; one the kernel refuses so gets its own event.
   static Result<Probes> create(const std::string& tracing_dir,
                                const std::vector<probe::Target>& targets, bool function_tracer);
 

@@ -221,11 +221,15 @@ StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, b
 }
 
 Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
-                                const std::vector<probe::ElfFunction>& functions, bool comm) {
+                                const std::vector<probe::ElfFunction>& functions, bool comm,
+                                UprobeEvents events) {
+  const bool one = events == UprobeEvents::kOne;
+  if (one) events = UprobeEvents::kPerCall;  // made one event below, where it can be
   StringPlan p;
   p.path = StringPath::kUprobe;
   std::vector<uint64_t> offsets;
   std::vector<std::string> used;
+  std::vector<size_t> entry_calls;  // each entry's call
   for (size_t i = 0; i < calls.size(); ++i) {
     for (const auto& w : libc_wrappers(calls[i].name)) {
       const int arg = calls[i].argv > 0 ? w.argv : w.arg;
@@ -240,11 +244,16 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
       t.function = f->name;
       t.path = libc;
       t.offset = f->file_offset;
-      t.event_name = event_prefix(i) + f->name;
+      // Probes sharing an event: disabling it waits for one kernel
+      // synchronisation (uprobe_unregister_sync), not one per wrapper;
+      // their arguments are named alike (the kernel's condition).
+      t.event_name = event_prefix(i) + (events == UprobeEvents::kPerCall ? calls[i].name : f->name);
+      t.shared_event = events != UprobeEvents::kEach;
       t.fetchargs = string_fetchargs(
           calls[i], [&](int element) { return uprobe_string_fetch(arg, element); });
       if (comm) t.fetchargs += " comm=$comm";
       p.entries.push_back(std::move(t));
+      entry_calls.push_back(i);
       used.push_back(f->name);
     }
   }
@@ -253,6 +262,19 @@ Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const s
                  "none of the C library's wrappers of the system calls is in " + libc,
                  {},
                  "a C library other than glibc or musl?"};
+  // One event for all: where the probes are of several calls, whose
+  // fields are named alike; the call's index is the field tk_call.
+  auto alike = [&](size_t c) {
+    return calls[c].field == calls[entry_calls[0]].field &&
+           calls[c].argv == calls[entry_calls[0]].argv;
+  };
+  if (one && std::any_of(entry_calls.begin(), entry_calls.end(),
+                         [&](size_t c) { return c != entry_calls[0]; }) &&
+      std::all_of(entry_calls.begin(), entry_calls.end(), alike))
+    for (size_t e = 0; e < p.entries.size(); ++e) {
+      p.entries[e].event_name = event_prefix(0) + "calls";
+      p.entries[e].fetchargs += " tk_call=\\" + std::to_string(entry_calls[e]) + ":u16";
+    }
   p.how = "uprobes on " + libc + " (" + joined(used) + ")";
   return p;
 }
@@ -360,6 +382,9 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   };
   auto interrupted = [&] { return refused && refused->err == EINTR; };
   const bool ustring = features.has(F::kUstring);
+  const UprobeEvents shared = !features.has(F::kProbeAppend) ? UprobeEvents::kEach
+                              : features.has(F::kProbeImmediate) ? UprobeEvents::kOne
+                                                                 : UprobeEvents::kPerCall;
   std::optional<Result<std::string>> libc;
   Result<std::vector<probe::ElfFunction>> libc_functions = std::vector<probe::ElfFunction>{};
   if (features.has(F::kUprobes)) {
@@ -377,7 +402,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
       std::any_of(have.begin(), have.end(), [](const SyscallString& c) { return c.argv > 0; });
   auto with_uprobes = [&](Result<StringPlan> plan, bool c) -> Result<StringPlan> {
     if (!plan || !vectors || !libc || !*libc || !libc_functions) return plan;
-    auto u = plan_uprobes(have, **libc, *libc_functions, c);
+    auto u = plan_uprobes(have, **libc, *libc_functions, c, shared);
     if (!u) return plan;
     for (auto& t : u->entries) plan->entries.push_back(std::move(t));
     plan->how += ", with " + u->how;
@@ -410,7 +435,7 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
   if (features.has(F::kUprobes)) {
     auto s = try_way(StringPath::kUprobe, [&](bool c) -> Result<StringPlan> {
       if (!libc_functions) return libc_functions.error();
-      return plan_uprobes(have, **libc, *libc_functions, c);
+      return plan_uprobes(have, **libc, *libc_functions, c, shared);
     });
     if (s) return std::move(*s);
     if (interrupted()) return *refused;
@@ -453,6 +478,7 @@ Status SyscallStrings::attach(tep_handle* tep) {
         d.value = tep_find_field(te, c.field.c_str());
       }
       d.comm = tep_find_field(te, "comm");
+      d.call_field = tep_find_field(te, "tk_call");
     } else if (ev.system == "raw_syscalls") {
       // The stand-in for every call's sys_exit: its id filter admits only
       // theirs, and the exit pairs with the thread's pending entry.
@@ -486,6 +512,12 @@ std::optional<SyscallCall> SyscallStrings::push(const ftrace::Event& e) {
     c.ts = e.ts;
     c.tid = e.pid;
     c.call = d.call;
+    unsigned long long call = 0;
+    if (d.call_field &&
+        tep_read_number_field(const_cast<tep_format_field*>(d.call_field), e.data.data(),
+                              &call) == 0 &&
+        call < calls_.size())
+      c.call = static_cast<size_t>(call);
     c.comm = field_string(d.comm, e.data);
     if (d.argv.empty()) c.str = field_string(d.value, e.data);
     for (const auto* f : d.argv) {

@@ -106,11 +106,22 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
                                 bool comm);
 // The eprobes on the calls' sys_enter tracepoints. Pure.
 StringPlan plan_eprobes(const std::vector<SyscallString>& calls, bool ustring, bool comm);
+// How the uprobes of plan_uprobes share events: each its own, one per
+// call (the kernel has kernel::Feature::kProbeAppend: disabling an event
+// waits for one kernel synchronisation however many probes it has), or one
+// for all the calls, each probe's call given by an immediate fetch argument
+// (kProbeImmediate too, and the calls' fields alike).
+enum class UprobeEvents { kEach, kPerCall, kOne };
 // The uprobes on the wrappers found in functions (the symbols of the C
-// library at libc), one per address (aliases share one). Error: none of
-// the wrappers is there. Pure.
+// library at libc), one per address (aliases share one). Events are named
+// "c<N>_<wrapper>" (kEach), "c<N>_<call>" (kPerCall, the probes'
+// probe::Target::shared_event set), or, for probes of several calls whose
+// fields are named alike, "c0_calls" with a field tk_call, the call's
+// index (kOne; else as kPerCall). Error: none of the wrappers is there.
+// Pure.
 Result<StringPlan> plan_uprobes(const std::vector<SyscallString>& calls, const std::string& libc,
-                                const std::vector<probe::ElfFunction>& functions, bool comm);
+                                const std::vector<probe::ElfFunction>& functions, bool comm,
+                                UprobeEvents events);
 
 // One completed call: the entry's string, the exit's return value.
 struct SyscallCall {
@@ -190,6 +201,7 @@ class SyscallStrings {
     const tep_format_field* value = nullptr;  // the string, or ret
     const tep_format_field* comm = nullptr;
     std::vector<const tep_format_field*> argv;  // the vector's elements
+    const tep_format_field* call_field = nullptr;  // UprobeEvents::kOne's tk_call
   };
   std::vector<SyscallString> calls_;
   StringPlan plan_;

@@ -4,6 +4,7 @@
 
 #include "cli/signals.hpp"
 #include "kernel/feature.hpp"
+#include "kernel/features.hpp"
 #include "syscalls/raw.hpp"
 #include "tracefs/leftovers.hpp"
 
@@ -21,7 +22,8 @@ Result<TraceSession> TraceSession::create(const std::string& tracing_dir, const 
   if (!probes) return probes.error();
   s.probes_.emplace(std::move(*probes));
   for (const auto& skipped : s.probes_->skipped()) warn << tool << ": skipped " << skipped << "\n";
-  if (s.probes_->raw_syscalls())
+  // Not where the tool chose raw_syscalls (stackcount on many syscalls).
+  if (s.probes_->raw_syscalls() && !kernel::has_syscall_tracepoints(tracing_dir))
     warn << tool << ": "
          << syscalls::fallback_note(kernel::forced_off(kernel::Feature::kSyscallTracepoints))
          << "\n";

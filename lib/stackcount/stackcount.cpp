@@ -33,10 +33,19 @@ std::string zero_matches_message(const std::string& pattern) {
 constexpr size_t kStacks = 262144;
 constexpr size_t kKeys = 262144;
 
+// The perf backend on this many syscall tracepoints or more traces them
+// through raw_syscalls instead: each perf tracepoint event's close waits
+// for a kernel synchronisation (perf_trace_event_unreg, 30-95 ms here), so
+// that four of them already pass a 200 ms teardown, and 360 took 12 s.
+constexpr size_t kRawSyscallsFrom = 4;
+
 struct Counter::Impl {
   Options o;
   bool user_stacks = false;
   bool kernel_stacks = false;
+  // Syscall tracepoints traced through raw_syscalls (perf backend): their
+  // samples' kernel frames are not the tracepoints' (which have none).
+  bool raw_syscalls = false;
   // What the run created in the kernel, and the reader it reads through
   // (owned by trace; one of the two).
   std::optional<session::TraceSession> trace;
@@ -116,7 +125,10 @@ struct Counter::Impl {
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
     std::optional<std::span<const uint64_t>> kernel, user;
-    if (kernel_stacks) kernel = tracing.strip(chains.kernel);
+    // A syscall tracepoint's perf sample is taken on the syscall's user
+    // registers: no kernel frames, and none from its raw_syscalls stand-in
+    // (not asked for; a kernel before 3.7 gives them anyway).
+    if (kernel_stacks) kernel = raw_syscalls ? chains.kernel.first(0) : tracing.strip(chains.kernel);
     if (user_stacks) {
       if (unwinder) chains.user = unwinder->frames(s);
       user = chains.user;
@@ -155,6 +167,24 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
 
   auto impl = std::make_unique<Impl>();
   impl->o = o;
+  // Many syscall tracepoints on the perf backend: one raw_syscalls event per
+  // CPU (and side) with an id filter stands for them (see kRawSyscallsFrom).
+  // The ftrace backend pays no synchronisation per event: -K keeps them.
+  const bool perf_backend = o.backend == session::Backend::kPerf ||
+                            (o.backend == session::Backend::kAuto && !o.kernel_only);
+  if (perf_backend && targets->size() >= kRawSyscallsFrom) {
+    std::vector<probe::Target> raw = *targets;
+    if (size_t n = probe::syscalls_through_raw(raw); n >= kRawSyscallsFrom) {
+      impl->raw_syscalls = true;
+      warn << "stackcount: " << n << " of " << raw.size()
+           << " syscall tracepoints traced through raw_syscalls with an id filter (one perf "
+              "event per CPU and side: closing a perf event per tracepoint waits for the "
+              "kernel each)";
+      if (n < raw.size()) warn << "; the others libseccomp has no number for";
+      warn << "\n";
+      *targets = std::move(raw);
+    }
+  }
   auto trace = session::TraceSession::create(*dir, "stackcount", *targets,
                                              /*function_tracer=*/true, warn);
   if (!trace) return trace.error();
@@ -198,7 +228,9 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
     impl->ftrace = impl->trace->ftrace();
   } else {
-    if (auto st = impl->trace->read_with_perf(co, want_kernel, want_user); !st) return st.error();
+    if (auto st = impl->trace->read_with_perf(co, want_kernel && !impl->raw_syscalls, want_user);
+        !st)
+      return st.error();
     impl->perf = impl->trace->perf();
     impl->cut = perf::CutStacks(impl->perf->attr());
     if (want_user && o.call_graph.dwarf())

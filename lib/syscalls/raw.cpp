@@ -88,7 +88,18 @@ std::string event_name(bool exit, long nr) {
 std::string id_filter(std::vector<int> nrs) {
   std::sort(nrs.begin(), nrs.end());
   nrs.erase(std::unique(nrs.begin(), nrs.end()), nrs.end());
-  return tracefs::equals_any("id", nrs);
+  // Runs of three or more numbers as a range: a glob's hundreds of
+  // syscalls fit the kernel's filter size (a page, for a perf event's).
+  std::string s;
+  auto term = [&](const std::string& t) { s += (s.empty() ? "" : " || ") + t; };
+  for (size_t i = 0, j = 0; i < nrs.size(); i = j + 1) {
+    for (j = i; j + 1 < nrs.size() && nrs[j + 1] == nrs[j] + 1;) ++j;
+    if (j - i >= 2)
+      term("(id >= " + std::to_string(nrs[i]) + " && id <= " + std::to_string(nrs[j]) + ")");
+    else
+      term(tracefs::equals_any("id", std::vector<int>(nrs.begin() + i, nrs.begin() + j + 1)));
+  }
+  return s;
 }
 
 std::string filter_hint(std::string_view raw_event) {

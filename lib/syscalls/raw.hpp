@@ -46,7 +46,8 @@ std::vector<std::string> event_names();
 std::string event_name(bool exit, long nr);
 
 // The kernel filter of a raw event standing for these syscall numbers:
-// "id == 110", "id == 39 || id == 110" (sorted, without duplicates); "" for
+// "id == 110", "id == 39 || id == 110" (sorted, without duplicates), three
+// or more in a row as a range ("(id >= 0 && id <= 9) || id == 12"); "" for
 // none.
 std::string id_filter(std::vector<int> nrs);
 

@@ -109,21 +109,25 @@ std::string ProbeGroup::unique_name(const std::string& base) const {
     if (auto n = base + "_" + std::to_string(i); !taken(n)) return n;
 }
 
-Result<std::string> ProbeGroup::add(const std::string& file, char type, const std::string& base,
-                                    const std::string& where, const std::string& fetchargs) {
-  std::string event = unique_name(base);
+Status ProbeGroup::define(const std::string& file, char type, const std::string& event,
+                          const std::string& where, const std::string& fetchargs) {
   std::string cmd = std::string(1, type) + ":" + group_ + "/" + event + " " + where;
   if (!fetchargs.empty()) cmd += " " + fetchargs;
   auto s = write_control(file, cmd, true, {top_});
-  if (!s) {
-    Error e = s.error();
-    // Kernels before 5.2 have no error_log: dmesg may say more there.
-    if (e.hint.empty())
-      e.hint = exists(top_ + "/error_log") && !kernel::forced_off(kernel::Feature::kErrorLog)
-                   ? "the kernel did not say why; check " + top_ + "/error_log"
-                   : "the kernel did not say why (it has no error_log); check dmesg";
-    return e;
-  }
+  if (s) return s;
+  Error e = s.error();
+  // Kernels before 5.2 have no error_log: dmesg may say more there.
+  if (e.hint.empty())
+    e.hint = exists(top_ + "/error_log") && !kernel::forced_off(kernel::Feature::kErrorLog)
+                 ? "the kernel did not say why; check " + top_ + "/error_log"
+                 : "the kernel did not say why (it has no error_log); check dmesg";
+  return e;
+}
+
+Result<std::string> ProbeGroup::add(const std::string& file, char type, const std::string& base,
+                                    const std::string& where, const std::string& fetchargs) {
+  std::string event = unique_name(base);
+  if (auto s = define(file, type, event, where, fetchargs); !s) return s.error();
   created_.push_back({event, file});
   events_.push_back(event);
   return event;
@@ -145,6 +149,25 @@ Result<std::string> ProbeGroup::add_kprobe(const std::string& function, bool is_
              function, fetchargs);
 }
 
+namespace {
+
+// "<path>:0x<offset>", a uprobe's place.
+std::string uprobe_place(const std::string& path, uint64_t offset) {
+  char off[32];
+  std::snprintf(off, sizeof off, "0x%llx", static_cast<unsigned long long>(offset));
+  return path + ":" + off;
+}
+
+// The kernel cannot parse a path with white space in a probe definition.
+Status probeable_path(const std::string& path) {
+  if (path.empty() || path.find_first_of(" \t\n") != std::string::npos)
+    return Error{EINVAL, "cannot probe a file whose path has white space", path,
+                 "make a symbolic link without spaces to it"};
+  return {};
+}
+
+}  // namespace
+
 Result<std::string> ProbeGroup::add_uprobe(const std::string& path, uint64_t offset, bool is_return,
                                            const std::string& event_hint,
                                            const std::string& fetchargs) {
@@ -154,18 +177,27 @@ Result<std::string> ProbeGroup::add_uprobe(const std::string& path, uint64_t off
                  "missing",
                  {},
                  "trace a tracepoint instead"};
-  if (path.empty() || path.find_first_of(" \t\n") != std::string::npos)
-    return Error{EINVAL, "cannot probe a file whose path has white space", path,
-                 "make a symbolic link without spaces to it"};
-  char off[32];
-  std::snprintf(off, sizeof off, "0x%llx", static_cast<unsigned long long>(offset));
+  if (auto s = probeable_path(path); !s) return s.error();
+  const std::string place = uprobe_place(path, offset);
   std::string base = event_hint;
   if (base.empty()) {
     auto slash = path.rfind('/');
-    base = "u_" + path.substr(slash == std::string::npos ? 0 : slash + 1) + "_" + (off + 2);
+    base = "u_" + path.substr(slash == std::string::npos ? 0 : slash + 1) + "_" +
+           place.substr(place.rfind(":0x") + 3);
   }
   std::string file = definitions_file("uprobe_events");
-  return add(file, is_return ? 'r' : 'p', probe_name(base), path + ":" + off, fetchargs);
+  return add(file, is_return ? 'r' : 'p', probe_name(base), place, fetchargs);
+}
+
+Status ProbeGroup::append_uprobe(const std::string& event, const std::string& path,
+                                 uint64_t offset, bool is_return, const std::string& fetchargs) {
+  auto it = std::find_if(created_.begin(), created_.end(),
+                         [&](const Created& c) { return c.event == event; });
+  if (it == created_.end())
+    return Error{EINVAL, "no event " + group_ + "/" + event + " of this run to append to", {}, {}};
+  if (auto s = probeable_path(path); !s) return s.error();
+  // Removing the event ("-:group/event", the destructor) removes this too.
+  return define(it->file, is_return ? 'r' : 'p', event, uprobe_place(path, offset), fetchargs);
 }
 
 Result<std::string> ProbeGroup::add_eprobe(const std::string& system, const std::string& attached,

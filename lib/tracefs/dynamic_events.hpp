@@ -61,6 +61,14 @@ class ProbeGroup {
   Result<std::string> add_uprobe(const std::string& path, uint64_t offset, bool is_return,
                                  const std::string& event_hint, const std::string& fetchargs = "");
 
+  // Appends a uprobe to event, one this group created (Linux 5.4+, where
+  // kernel::Feature::kProbeAppend is found: an older kernel replaces the
+  // event): the kernel wants fetchargs with the same names and types as the
+  // event's. Removing the event removes all its probes. Error: event is not
+  // this group's, or the kernel's refusal.
+  Status append_uprobe(const std::string& event, const std::string& path, uint64_t offset,
+                       bool is_return, const std::string& fetchargs = "");
+
   // Adds an event probe on an existing event ("e:<group>/<event>
   // <system>.<attached> <fetchargs>", dynamic_events only: eprobes came
   // after it) and returns the event name (event_hint made valid and unique,
@@ -78,6 +86,9 @@ class ProbeGroup {
   Result<std::string> add(const std::string& file, char type, const std::string& base,
                           const std::string& where, const std::string& fetchargs);
   std::string unique_name(const std::string& base) const;
+  // Writes "<type>:<group>/<event> <where> <fetchargs>" to file.
+  Status define(const std::string& file, char type, const std::string& event,
+                const std::string& where, const std::string& fetchargs);
   // Where probe definitions go: dynamic_events, else legacy
   // ("kprobe_events", "uprobe_events"), as a path.
   std::string definitions_file(const char* legacy) const;

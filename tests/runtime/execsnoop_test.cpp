@@ -11,7 +11,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <optional>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -70,6 +72,7 @@ class ExecsnoopRuntime : public TracingTest {
     RunResult r;
     long pid = 0;
     std::vector<Row> rows;  // the workload's children's
+    std::set<std::string> uprobe_events;  // the tool's, while it ran
   };
   // Runs execsnoop with args while the workload (with wargs) execs;
   // header is the text that says it traces.
@@ -82,6 +85,7 @@ class ExecsnoopRuntime : public TracingTest {
     args.insert(args.begin(), tool_path("execsnoop"));
     Running tool(args);
     EXPECT_TRUE(tool.wait_for_stdout(header, 60)) << "no header";
+    t.uprobe_events = uprobe_events_of(tool.pid());
     kill(w.pid(), SIGUSR1);
     EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
     if (header == "Ctrl-C to end.\n") tool.signal(SIGINT);
@@ -297,6 +301,29 @@ TEST_F(ExecsnoopRuntime, ForcedToRawSyscalls) {
   }
   ASSERT_EQ(got->r.exit_code, 0) << got->r.err;
   expect_rows(*got, kExecs, kRaw);
+}
+
+// The exec functions' uprobes share one event where the kernel appends
+// probes to an event and takes immediate fetch arguments (the call's index
+// in a field): one kernel synchronisation when it is disabled. Without
+// immediates, one event per system call; without appending, one per
+// function. The same truth each way.
+TEST_F(ExecsnoopRuntime, UprobesShareEventsAsTheKernelAllows) {
+  const std::vector<std::pair<std::string, std::set<std::string>>> ways = {
+      {"", {"c0_calls"}},
+      {"-probe_immediate", {"c0_execve", "c1_execveat"}},
+      {"-probe_append", {"c0_execve", "c1_execveat", "c1_fexecve"}}};
+  for (const auto& [forced_off, events] : ways) {
+    std::optional<Traced> got;
+    {
+      std::optional<ForcedFeatures> forced;
+      if (!forced_off.empty()) forced.emplace(forced_off);
+      got.emplace(trace_execs({}));
+    }
+    ASSERT_EQ(got->r.exit_code, 0) << forced_off << ": " << got->r.err;
+    EXPECT_EQ(got->uprobe_events, events) << forced_off;
+    expect_rows(*got, kExecs, kRaw);
+  }
 }
 
 // Without any probe for the arguments: every exec still seen, with its

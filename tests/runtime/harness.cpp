@@ -24,6 +24,7 @@
 #include "tracefs/dynamic_events.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/leftovers.hpp"
+#include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::testing {
@@ -721,6 +722,24 @@ ShortlivedSamples shortlived_samples(const std::string& folded) {
     if (m != fr.end() && b != fr.end() && m < b) s.burn += n;
   }
   return s;
+}
+
+std::vector<std::string> uprobes_of(pid_t tool) {
+  std::vector<std::string> out;
+  auto dir = tracefs::tracing_dir();
+  if (!dir) return out;
+  const std::string group = "p:tracekit_" + std::to_string(tool) + "/";
+  auto text = read_file(*dir + "/uprobe_events");
+  if (!text) return out;
+  for (const auto& l : lines_of(*text))
+    if (l.rfind(group, 0) == 0) out.push_back(l.substr(group.size()));
+  return out;
+}
+
+std::set<std::string> uprobe_events_of(pid_t tool) {
+  std::set<std::string> names;
+  for (const auto& l : uprobes_of(tool)) names.insert(l.substr(0, l.find(' ')));
+  return names;
 }
 
 }  // namespace tracekit::testing

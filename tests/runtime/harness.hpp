@@ -158,6 +158,12 @@ std::string tracefs_snapshot();
 // themselves.
 std::vector<std::string> tracefs_objects(const std::string& tracing_dir, const std::set<int>& ours);
 
+// The uprobes of a running tool's probe group (tracekit_PID), as
+// uprobe_events lists them without the "p:tracekit_PID/" ("EVENT place
+// args"), one per probe; and the distinct events among them.
+std::vector<std::string> uprobes_of(pid_t tool);
+std::set<std::string> uprobe_events_of(pid_t tool);
+
 // A file's content; "" when it cannot be read.
 std::string slurp(const std::string& path);
 

@@ -14,6 +14,7 @@
 
 #include <chrono>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -62,6 +63,10 @@ class OpensnoopRuntime : public TracingTest {
     long pid = 0;
     long fd = -2;  // what the workload's opens returned
     std::string file, missing;
+    // The uprobes of the tool's group while it ran: one per probe, as
+    // uprobe_events lists them ("p:tracekit_PID/EVENT place args").
+    std::vector<std::string> uprobes;
+    std::set<std::string> events;  // their distinct events
   };
   // Runs opensnoop with args ("PID" replaced by the workload's pid, "FILE"
   // by its file's path) while the workload opens; header is the text that
@@ -80,6 +85,8 @@ class OpensnoopRuntime : public TracingTest {
     args.insert(args.begin(), tool_path("opensnoop"));
     Running tool(args);
     EXPECT_TRUE(tool.wait_for_stdout(header, 60)) << "no header";
+    t.uprobes = uprobes_of(tool.pid());
+    t.events = uprobe_events_of(tool.pid());
     kill(w.pid(), SIGUSR1);
     EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
     for (const auto& l : w.lines())
@@ -192,6 +199,29 @@ TEST_F(OpensnoopRuntime, ForcedToUprobes) {
   ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
   expect_rows(t, kOpens, kFailed);
   EXPECT_NE(t.r.err.find("file names from uprobes on "), std::string::npos) << t.r.err;
+}
+
+// The C library's open wrappers (same argument names) are one event where
+// the kernel appends probes to an event (probe_append): disabling it waits
+// for one kernel synchronisation, not one per wrapper. Forced off, one event
+// per wrapper, and the same truth.
+TEST_F(OpensnoopRuntime, WrappersShareOneEventUnlessForcedOff) {
+  auto shared = trace_opens({"-p", "PID"});
+  ASSERT_EQ(shared.r.exit_code, 0) << shared.r.err;
+  expect_rows(shared, kOpens, kFailed);
+  ASSERT_GE(shared.uprobes.size(), 2u);
+  EXPECT_EQ(shared.events, std::set<std::string>{"c0_openat"});
+  std::optional<Traced> got;
+  {
+    ForcedFeatures forced("-probe_append");
+    got.emplace(trace_opens({"-p", "PID"}));
+  }
+  auto& own = *got;
+  ASSERT_EQ(own.r.exit_code, 0) << own.r.err;
+  expect_rows(own, kOpens, kFailed);
+  EXPECT_EQ(own.uprobes.size(), shared.uprobes.size());
+  EXPECT_EQ(own.events.size(), own.uprobes.size());  // one event each
+  EXPECT_EQ(own.r.err, shared.r.err);  // the same path, said the same way
 }
 
 // Without any way to read the strings: the missing features named, exit 1,

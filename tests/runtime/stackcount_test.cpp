@@ -124,6 +124,25 @@ TEST_F(StackcountRuntime, SyscallWildcardBothSidesCountsExactly) {
   }
 }
 
+// Four or more syscall tracepoints on the perf backend: raw_syscalls with an
+// id filter stands for them (said on stderr), counted as before, and with
+// no kernel frames, as the tracepoints' own perf samples have none.
+TEST_F(StackcountRuntime, ManySyscallTracepointsThroughRawSyscalls) {
+  Workload w("stackwork");
+  auto r = trace("stackcount", {"-p", w.pid_str(), "t:syscalls:sys_*_getp*"}, w,
+                 "Hit Ctrl-C to end.\n");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.err.find("syscall tracepoints traced through raw_syscalls with an id filter"),
+            std::string::npos)
+      << r.err;
+  unsigned long getppids = 0;
+  for (auto& rec : parse_counts(r.out)) {
+    EXPECT_FALSE(has(rec.frames, "do_syscall_64")) << r.out;
+    if (has(rec.frames, "do_getppids")) getppids += rec.count;
+  }
+  EXPECT_EQ(getppids, 2 * kSyscalls) << r.out;  // both sides
+}
+
 TEST_F(StackcountRuntime, UprobeCountsExactlyAndUserStackHasCaller) {
   Workload w("stackwork");
   auto r = trace("stackcount", {"-U", "-p", w.pid_str(), workload_path("stackwork") + ":known_func"},

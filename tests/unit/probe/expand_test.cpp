@@ -174,6 +174,28 @@ TEST_F(ProbeExpandTest, SyscallsWithoutSyscallTracepoints) {
   EXPECT_EQ((*real)[0].syscall_nr, -1);
 }
 
+// Syscall tracepoints made raw_syscalls stand-ins where libseccomp numbers
+// them; anything else among the targets leaves them all as they are.
+TEST(SyscallsThroughRaw, StandInsForTheNumberedOnes) {
+  auto tp = [](const std::string& system, const std::string& event) {
+    Target t;
+    t.kind = Kind::kTracepoint;
+    t.system = system;
+    t.event = event;
+    return t;
+  };
+  std::vector<Target> ts = {tp("syscalls", "sys_enter_getppid"), tp("syscalls", "sys_exit_getpid"),
+                            tp("syscalls", "sys_enter_no_such_call")};
+  EXPECT_EQ(syscalls_through_raw(ts), 2u);
+  EXPECT_EQ(ts[0].syscall_nr, SYS_getppid);
+  EXPECT_EQ(ts[1].syscall_nr, SYS_getpid);
+  EXPECT_EQ(ts[2].syscall_nr, -1);  // left a tracepoint
+  EXPECT_EQ(syscalls_through_raw(ts), 0u);  // nothing more to make
+  std::vector<Target> mixed = {tp("syscalls", "sys_enter_getppid"), tp("sched", "sched_switch")};
+  EXPECT_EQ(syscalls_through_raw(mixed), 0u);
+  EXPECT_EQ(mixed[0].syscall_nr, -1);
+}
+
 TEST_F(ProbeExpandTest, KernelFunctions) {
   const Case cases[] = {
       {"vfs_*", false, {"vfs_read", "vfs_readv", "vfs_write", "vfs_writev"}},

@@ -50,7 +50,7 @@ TEST(SyscallStringsTest, UprobePlanOnePerAddress) {
                                           {"openat", 0x200, 0xf8150, 10, 2, false},
                                           {"__open_2", 0x300, 0xf7f90, 10, 1, false},
                                           {"read", 0x400, 0xf82a0, 10, 1, false}};
-  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, false);
+  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, false, UprobeEvents::kEach);
   ASSERT_TRUE(plan) << plan.error().str();
   ASSERT_EQ(plan->entries.size(), 3u);
   EXPECT_EQ(plan->entries[0].function, "open");  // the table's order, the alias once
@@ -61,7 +61,52 @@ TEST(SyscallStringsTest, UprobePlanOnePerAddress) {
   EXPECT_EQ(plan->entries[2].fetchargs, "filename=+0(%si):string");
   EXPECT_EQ(plan->entries[2].event_name, "c0_openat");
   EXPECT_EQ(plan->how, "uprobes on /lib/libc.so.6 (open, __open_2, openat)");
-  EXPECT_FALSE(plan_uprobes(kOpens, "/lib/libc.so.6", {libc.back()}, false));
+  EXPECT_FALSE(plan_uprobes(kOpens, "/lib/libc.so.6", {libc.back()}, false, UprobeEvents::kEach));
+}
+
+std::vector<probe::ElfFunction> libc_opens() {
+  return {{"open64", 0x100, 0xf7fc0, 10, 2, false}, {"openat", 0x200, 0xf8150, 10, 2, false}};
+}
+
+TEST(SyscallStringsTest, UprobePlanSharedEventPerCall) {
+  const auto libc = libc_opens();
+  auto plan = plan_uprobes(kOpens, "/lib/libc.so.6", libc, true, UprobeEvents::kPerCall);
+  ASSERT_TRUE(plan) << plan.error().str();
+  ASSERT_EQ(plan->entries.size(), 2u);
+  for (const auto& t : plan->entries) {
+    EXPECT_EQ(t.event_name, "c0_openat");  // the call's name, for every wrapper of it
+    EXPECT_TRUE(t.shared_event);
+  }
+  EXPECT_EQ(plan->entries[0].fetchargs, "filename=+0(%di):string comm=$comm");
+  EXPECT_EQ(plan->entries[1].fetchargs, "filename=+0(%si):string comm=$comm");
+  auto own = plan_uprobes(kOpens, "/lib/libc.so.6", libc, true, UprobeEvents::kEach);
+  ASSERT_TRUE(own);
+  EXPECT_EQ(own->entries[0].event_name, "c0_open64");
+  EXPECT_FALSE(own->entries[0].shared_event);
+}
+
+TEST(SyscallStringsTest, UprobePlanOneEventForAllCalls) {
+  std::vector<probe::ElfFunction> libc = {{"execve", 0x100, 0xe4f00, 10, 2, false},
+                                          {"execveat", 0x200, 0xe5100, 10, 2, false}};
+  const std::vector<SyscallString> execs = {{"execve", 1, "argv", 1}, {"execveat", 2, "argv", 1}};
+  auto plan = plan_uprobes(execs, "/lib/libc.so.6", libc, false, UprobeEvents::kOne);
+  ASSERT_TRUE(plan) << plan.error().str();
+  ASSERT_EQ(plan->entries.size(), 2u);
+  EXPECT_EQ(plan->entries[0].event_name, "c0_calls");
+  EXPECT_EQ(plan->entries[1].event_name, "c0_calls");
+  EXPECT_EQ(plan->entries[0].fetchargs, "argv0=+0(+0(%si)):string tk_call=\\0:u16");
+  EXPECT_EQ(plan->entries[1].fetchargs, "argv0=+0(+0(%dx)):string tk_call=\\1:u16");
+  // Fields named differently: one event per call.
+  const std::vector<SyscallString> mixed = {{"execve", 1, "argv", 1}, {"execveat", 1, "filename"}};
+  auto per_call = plan_uprobes(mixed, "/lib/libc.so.6", libc, false, UprobeEvents::kOne);
+  ASSERT_TRUE(per_call);
+  EXPECT_EQ(per_call->entries[0].event_name, "c0_execve");
+  EXPECT_EQ(per_call->entries[1].event_name, "c1_execveat");
+  // The probes of one call only: its own event, no call field.
+  auto opens = plan_uprobes(kOpens, "/lib/libc.so.6", libc_opens(), false, UprobeEvents::kOne);
+  ASSERT_TRUE(opens);
+  EXPECT_EQ(opens->entries[0].event_name, "c0_openat");
+  EXPECT_EQ(opens->entries[0].fetchargs, "filename=+0(%di):string");
 }
 
 TEST(SyscallStringsTest, PairingPerThread) {
@@ -123,7 +168,7 @@ TEST(SyscallStringsTest, ArgvPlans) {
   std::vector<probe::ElfFunction> libc = {{"execve", 0x100, 0xe4f00, 10, 2, false},
                                           {"execveat", 0x200, 0xe5100, 10, 2, false},
                                           {"fexecve", 0x300, 0xe4f40, 10, 2, false}};
-  auto u = plan_uprobes(kExecs, "/lib/libc.so.6", libc, false);
+  auto u = plan_uprobes(kExecs, "/lib/libc.so.6", libc, false, UprobeEvents::kEach);
   ASSERT_TRUE(u) << u.error().str();
   ASSERT_EQ(u->entries.size(), 3u);
   EXPECT_EQ(u->entries[0].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
@@ -132,7 +177,7 @@ TEST(SyscallStringsTest, ArgvPlans) {
   EXPECT_EQ(u->entries[2].event_name, "c1_fexecve");
   EXPECT_EQ(u->entries[2].fetchargs, "argv0=+0(+0(%si)):string argv1=+0(+8(%si)):string");
   // Without a vector, fexecve has no path string: not probed.
-  auto paths = plan_uprobes({{"execveat", 1, "filename"}}, "/lib/libc.so.6", libc, false);
+  auto paths = plan_uprobes({{"execveat", 1, "filename"}}, "/lib/libc.so.6", libc, false, UprobeEvents::kEach);
   ASSERT_TRUE(paths);
   ASSERT_EQ(paths->entries.size(), 1u);
   EXPECT_EQ(paths->entries[0].fetchargs, "filename=+0(%si):string");

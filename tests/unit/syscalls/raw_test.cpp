@@ -107,7 +107,9 @@ TEST(RawSyscalls, IdFilter) {
   EXPECT_EQ(id_filter({}), "");
   EXPECT_EQ(id_filter({110}), "id == 110");
   EXPECT_EQ(id_filter({110, 39, 110}), "id == 39 || id == 110");
-  EXPECT_EQ(id_filter({3, 2, 1}), "id == 1 || id == 2 || id == 3");
+  EXPECT_EQ(id_filter({3, 2, 1}), "(id >= 1 && id <= 3)");
+  EXPECT_EQ(id_filter({1, 2, 4, 5, 6, 9, 11, 12, 13, 14}),
+            "id == 1 || id == 2 || (id >= 4 && id <= 6) || id == 9 || (id >= 11 && id <= 14)");
 }
 
 TEST(RawSyscalls, FallbackNote) {
