@@ -134,9 +134,10 @@ void BM_ReportToSvg(benchmark::State& state) {
     output::Record rec;
     rec.comm = p.stacks[k][0];
     rec.pid = 1000 + static_cast<int64_t>(k % 20);
-    rec.user.state = output::StackState::kPresent;
+    std::vector<output::Frame> frames;
     for (size_t i = p.stacks[k].size() - 1; i > 0; --i)  // leaf first
-      rec.user.frames.push_back({0x400000 + i, p.stacks[k][i], 0, -1});
+      frames.push_back({0x400000 + i, p.stacks[k][i], 0, -1});
+    rec.user = r.frames.stack(std::move(frames));
     rec.value = p.values[k];
     r.records.push_back(std::move(rec));
   }
