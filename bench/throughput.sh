@@ -58,7 +58,7 @@
 # Environment (all optional):
 #   REPS=2             runs per configuration and level (the first argument wins)
 #   CONFIGS="tpoint perf stackcount stackcount-K perf-g"
-#   RATES="100000 250000 500000 max max2"
+#   RATES="100000 250000 500000 1000000 2000000 max max2"
 #   RATE_SECS=1        seconds per paced run
 #   MAX_CALLS=500000   calls per producer at the max levels
 #   BENCH_CPU=0        CPU of the (first) producer
@@ -86,7 +86,7 @@ case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
 REPS=${1:-${REPS:-2}}
 CONFIGS=${CONFIGS:-"tpoint perf stackcount stackcount-K perf-g"}
-RATES=${RATES:-"100000 250000 500000 max max2"}
+RATES=${RATES:-"100000 250000 500000 1000000 2000000 max max2"}
 RATE_SECS=${RATE_SECS:-1}
 MAX_CALLS=${MAX_CALLS:-500000}
 BENCH_CPU=${BENCH_CPU:-0}

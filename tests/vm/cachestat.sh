@@ -8,6 +8,7 @@
 # Neither guest kernel has the function profiler (CONFIG_FUNCTION_PROFILER
 # is off in Debian's kernels): the default way there is perf counters on
 # kprobes.
+# vm-static: only: cachestat_kprobe_counters_misses_then_hits cachestat_functions_of_this_kernel
 
 DEV=/dev/nvme0n1
 PAGES=4096

@@ -11,6 +11,7 @@
 #   execs child "hello world" <200 digits> end
 # and waits for each. The kernel-side paths see all N + M with their
 # arguments, each with the workload as its parent.
+# vm-static: only: kprobe_path_exact without_kprobes
 
 N=23
 M=5

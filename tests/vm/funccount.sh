@@ -4,6 +4,7 @@
 # Neither guest kernel has the function profiler (CONFIG_FUNCTION_PROFILER
 # is off in Debian's kernels): its case checks the kernel's answer either
 # way; the unit tests drive it on a fake tracefs.
+# vm-static: only: funccount_kprobe_counters_exact funccount_function_tracer_exact funccount_tracepoint_and_uprobe
 
 N=97
 

@@ -1,6 +1,7 @@
 # tests/vm/functrace.sh: functrace, the function tracer on set_ftrace_filter.
 # The truth: the reads workload makes exactly N read(2) calls after its go,
 # each of which calls vfs_read() once.
+# vm-static: only: functrace_pid_exact functrace_buffered
 
 N=97
 

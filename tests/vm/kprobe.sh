@@ -2,6 +2,7 @@
 # kprobes. The truth: the reads workload makes exactly N read(2) calls after
 # its "go", the i-th (from 0) of i % 7 + 1 bytes, each reaching vfs_read()
 # once; /dev/zero gives every byte asked for.
+# vm-static: only: kprobe_register_argument_exact kretprobe_retval kprobe_stacks kprobe_string_fetch_and_filter
 
 N=997
 

@@ -7,6 +7,7 @@
 # descriptor, which it prints as "fd FD"), then the .missing file M times
 # (ENOENT: FD -1). busybox's cat opens files without any C library wrapper
 # we could probe (busybox is static): only the kernel-side paths see them.
+# vm-static: only: kprobe_path_exact kprobe_known_open_without_libc without_kprobes_eprobes_or_uprobes
 
 N=97
 M=13

@@ -17,6 +17,7 @@
 #    also those that only rearm the timer), and at least one.
 # perf-tools' tcpretrans is a Perl script: the guest has no Perl, so it is
 # not compared here.
+# vm-static: only: kprobe_ipv4 tracepoint_ipv4 kprobe_stacks
 
 # run_tcpretrans OUT FAMILY CMD...: CMD (tcpretrans) over a workload
 # connection of FAMILY (4 or 6); sets CONN_L, CONN_R (client, server as
