@@ -105,9 +105,25 @@ Status remove_dir(const std::string& path) {
   return {};
 }
 
+// Whether a write to this control file can add an entry to error_log: the
+// kernel logs (tracing_log_err) from event filters, triggers (hist ones
+// included) and the dynamic event definitions only. Writes to the others
+// (enable, options, buffer sizes, pid lists) skip reading the error_log
+// files before them: two reads a write, 720 of the 1,100 system calls that
+// enabling 360 tracepoints took.
+static bool may_log_error(std::string_view path) {
+  std::string_view base = path.substr(path.rfind('/') + 1);
+  for (std::string_view f : {"filter", "trigger", "kprobe_events", "uprobe_events",
+                             "dynamic_events", "synthetic_events"})
+    if (base == f) return true;
+  return false;
+}
+
 Status write_control(const std::string& path, const std::string& text, bool append,
-                     const std::vector<std::string>& log_dirs) {
+                     const std::vector<std::string>& log_dirs_asked) {
   record(std::string(append ? "append " : "write ") + path + " " + text);
+  static const std::vector<std::string> kNone;
+  const std::vector<std::string>& log_dirs = may_log_error(path) ? log_dirs_asked : kNone;
   std::vector<std::string> before;
   for (const auto& d : log_dirs) before.push_back(read_error_log(d));
 
