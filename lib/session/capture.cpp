@@ -100,7 +100,8 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // The formats to load: the events enabled, one by one (a whole system
   // can be hundreds of formats); the function tracer's are in "ftrace".
   std::vector<std::string> systems;
-  for (const auto& e : probes.events()) systems.push_back(e.system + "/" + e.event);
+  if (o.event_formats)
+    for (const auto& e : probes.events()) systems.push_back(e.system + "/" + e.event);
   std::string filter;  // common_pid filter, when forks cannot be followed
   if (o.pid) {
     // The files, unless TRACEKIT_KERNEL_FEATURES turns them off.

@@ -225,6 +225,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   co.call_graph = o.call_graph;
   if (backend == session::Backend::kFtrace) {
     co.stacks = want_kernel;
+    co.event_formats = false;  // on_ftrace reads the pid and the stack only
     if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
     impl->ftrace = impl->trace->ftrace();
   } else {
