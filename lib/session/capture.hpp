@@ -72,6 +72,11 @@ struct CaptureOptions {
   // perf: how user stacks are taken (--call-graph); dwarf: the user
   // registers and stack copy instead of the user callchain.
   perf::CallGraph call_graph;
+  // perf, user stacks by frame pointers: the probes are at functions' first
+  // instructions (probe::Target::at_entry); each sample also carries the 8
+  // bytes at the user stack pointer, the return address into the caller
+  // (perf::request_stack_top, perf::with_entry_caller).
+  bool entry_callers = false;
   // ftrace: events handed out in time order across CPUs (see
   // ftrace::Reader::set_time_ordered), for tools that pair a thread's events.
   bool time_ordered = false;
