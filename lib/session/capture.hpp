@@ -160,7 +160,8 @@ class PerfCapture {
   perf::PerCpuEvents& events() { return *events_; }
   // The first event's attr: the one that asks for COMM/FORK/MMAP2 records
   // (perf::request_process_events), for perf::ProcessEvents. Decode
-  // samples with its sample_type (kSampleType, plus PERF_SAMPLE_ID with -p).
+  // samples with its sample_type (kSampleType, plus PERF_SAMPLE_ID with -p,
+  // and the user stack bits with --call-graph dwarf or entry_callers).
   const perf_event_attr& attr() const { return attr_; }
   // With -p: whether a sample is one to drop (an inherited copy of an event
   // its thread also has its own of; see perf/follow.hpp). Samples of child
