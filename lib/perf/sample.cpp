@@ -306,14 +306,46 @@ Result<CallGraph> parse_call_graph(std::string_view text) {
   return cg;
 }
 
-Status request_user_stack(perf_event_attr& attr, const CallGraph& cg) {
+namespace {
+
+// PERF_SAMPLE_STACK_USER of size bytes. Error: the kernel lacks it
+// (kernel::Feature::kUserStack, Linux 3.7), or TRACEKIT_KERNEL_FEATURES
+// turned it off.
+Status request_stack_bytes(perf_event_attr& attr, uint32_t size) {
   auto& features = kernel::Features::host();
   if (!features.has(kernel::Feature::kUserStack))
     return features.missing(kernel::Feature::kUserStack);
-  attr.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-  attr.sample_regs_user = kUnwindRegsMask;
-  attr.sample_stack_user = cg.stack_size;
+  attr.sample_type |= PERF_SAMPLE_STACK_USER;
+  attr.sample_stack_user = size;
   return {};
+}
+
+}  // namespace
+
+Status request_user_stack(perf_event_attr& attr, const CallGraph& cg) {
+  if (auto st = request_stack_bytes(attr, cg.stack_size); !st) return st;
+  attr.sample_type |= PERF_SAMPLE_REGS_USER;
+  attr.sample_regs_user = kUnwindRegsMask;
+  return {};
+}
+
+Status request_stack_top(perf_event_attr& attr) {
+  return request_stack_bytes(attr, sizeof(uint64_t));
+}
+
+std::optional<uint64_t> stack_top(const Sample& s) {
+  uint64_t top;
+  if (s.stack_user.size() < sizeof top) return std::nullopt;
+  std::memcpy(&top, s.stack_user.data(), sizeof top);
+  return top;
+}
+
+std::span<const uint64_t> with_entry_caller(std::span<const uint64_t> user, uint64_t top,
+                                            bool frame_entry, std::vector<uint64_t>& buf) {
+  if (user.empty() || (frame_entry && user.size() >= 2 && user[1] == top)) return user;
+  buf.assign(user.begin(), user.end());
+  buf.insert(buf.begin() + 1, top);
+  return buf;
 }
 
 uint16_t callchain_depth(const perf_event_attr& attr) {

@@ -7,9 +7,11 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <span>
 #include <string_view>
+#include <vector>
 
 #include "util/result.hpp"
 
@@ -107,6 +109,31 @@ inline constexpr uint64_t kUnwindRegsMask = 0xff01ffULL;  // ax..ip (0-8), r8..r
 // the kernel lacks them (kernel::Feature::kUserStack, Linux 3.7), or
 // TRACEKIT_KERNEL_FEATURES turned them off.
 Status request_user_stack(perf_event_attr& attr, const CallGraph& cg);
+
+// Asks attr for the 8 bytes at the user stack pointer of each sample
+// (PERF_SAMPLE_STACK_USER, no registers): at a function's first
+// instruction, the return address into its caller (with_entry_caller()).
+// Error: as request_user_stack().
+Status request_stack_top(perf_event_attr& attr);
+
+// The user side of a callchain sampled at a probed function's first
+// instruction (user, leaf first), with its caller. There the function has
+// not pushed its frame: a frame-pointer walk goes from the ip to the return
+// address saved in the caller's frame, into the caller's caller, and the
+// caller's own return address is the one at the stack pointer (top: the
+// sample's stack_top()). Returns user with top inserted as the second
+// frame (in buf), or user as it is when it is empty or when frame_entry
+// (the instruction there is push %rbp or endbr64: Linux 6.11 and later
+// insert top themselves there) and its second frame is already top. The
+// one case this misreads: on a kernel before 6.11, a push/endbr function
+// that called itself from the one call site its caller's frame returns to
+// (self-recursion through one call site) loses that one frame. Pure.
+std::span<const uint64_t> with_entry_caller(std::span<const uint64_t> user, uint64_t top,
+                                            bool frame_entry, std::vector<uint64_t>& buf);
+
+// The u64 at the user stack pointer from a sample's PERF_SAMPLE_STACK_USER
+// (request_stack_top()): nullopt when the kernel could copy none.
+std::optional<uint64_t> stack_top(const Sample& s);
 
 // Callchains the kernel cut at sample_max_stack: counted per sample, and
 // reported once per report.

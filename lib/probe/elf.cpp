@@ -16,6 +16,7 @@
 #include <gelf.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -102,6 +103,16 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
   auto syms = elf_symbols(path);
   if (!syms) return syms.error();
   return std::move(syms->functions);
+}
+
+bool entry_sets_frame(const std::string& path, uint64_t offset) {
+  static constexpr uint8_t kPushRbp = 0x55, kEndbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) return false;
+  uint8_t insn[4] = {};
+  ssize_t n = pread(fd.get(), insn, sizeof insn, static_cast<off_t>(offset));
+  return (n >= 1 && insn[0] == kPushRbp) ||
+         (n == sizeof insn && std::memcmp(insn, kEndbr64, sizeof insn) == 0);
 }
 
 }  // namespace tracekit::probe

@@ -224,6 +224,8 @@ Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match,
     t.function = f.name;
     t.path = *path;
     t.offset = f.file_offset;
+    t.at_entry = spec.kind == Kind::kUser;
+    if (t.at_entry) t.frame_entry = entry_sets_frame(t.path, t.offset);
     out.push_back(std::move(t));
   }
   std::sort(out.begin(), out.end(), [](const Target& a, const Target& b) {

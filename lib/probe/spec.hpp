@@ -59,6 +59,13 @@ struct Target {
   std::string event;     // tracepoint event
   std::string path;      // user probes: the resolved file
   uint64_t offset = 0;   // user probes: file offset of the function
+  // User probes at a function's first instruction (a lib:func spec, not
+  // r:, not past the entry): the function has not pushed its frame yet, so
+  // a frame-pointer walk from there skips its caller (whose return address
+  // is at the stack pointer). frame_entry: the instruction there is
+  // push %rbp or endbr64 (entry_sets_frame()).
+  bool at_entry = false;
+  bool frame_entry = false;
   // Probes made from a definition (kprobe, uprobe): the event name wanted
   // and the fetch arguments, as the kernel takes them.
   std::string event_name;
@@ -143,6 +150,13 @@ struct ElfFunctions {
 Result<ElfFunctions> elf_symbols(const std::string& path);
 // elf_symbols(path)'s functions.
 Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
+
+// Whether the instruction at offset in the file at path is push %rbp (0x55)
+// or endbr64 (f3 0f 1e fa): where Linux 6.11 and later store the return
+// address at the stack pointer as a uprobe's second user frame themselves
+// (is_uprobe_at_func_entry() in perf_callchain_user, x86 only). False when
+// the bytes cannot be read.
+bool entry_sets_frame(const std::string& path, uint64_t offset);
 
 // Kernel functions that can be probed, sorted and unique:
 // available_filter_functions when readable, else the text symbols of

@@ -290,6 +290,8 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     perf::request_callchains(a, kernel_stacks, user_stacks && !dwarf);
     if (dwarf)
       if (auto st = perf::request_user_stack(a, o.call_graph); !st) return st.error();
+    if (user_stacks && !dwarf && o.entry_callers)
+      if (auto st = perf::request_stack_top(a); !st) return st.error();
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
     a.sample_id_all = 1;

@@ -76,6 +76,11 @@ struct CaptureOptions {
   // perf: how user stacks are taken (--call-graph); dwarf: the user
   // registers and stack copy instead of the user callchain.
   perf::CallGraph call_graph;
+  // perf, user stacks by frame pointers: the probes are at functions' first
+  // instructions (probe::Target::at_entry); each sample also carries the 8
+  // bytes at the user stack pointer, the return address into the caller
+  // (perf::request_stack_top, perf::with_entry_caller).
+  bool entry_callers = false;
   // ftrace: events handed out in time order across CPUs (see
   // ftrace::Reader::set_time_ordered), for tools that pair a thread's events.
   bool time_ordered = false;
@@ -159,7 +164,8 @@ class PerfCapture {
   perf::PerCpuEvents& events() { return *events_; }
   // The first event's attr: the one that asks for COMM/FORK/MMAP2 records
   // (perf::request_process_events), for perf::ProcessEvents. Decode
-  // samples with its sample_type (kSampleType, plus PERF_SAMPLE_ID with -p).
+  // samples with its sample_type (kSampleType, plus PERF_SAMPLE_ID with -p,
+  // and the user stack bits with --call-graph dwarf or entry_callers).
   const perf_event_attr& attr() const { return attr_; }
   // With -p: whether a sample is one to drop (an inherited copy of an event
   // its thread also has its own of; see perf/follow.hpp). Samples of child

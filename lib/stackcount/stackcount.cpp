@@ -2,11 +2,15 @@
 
 #include <malloc.h>
 
+#include <algorithm>
 #include <cstring>
+#include <map>
 #include <ostream>
+#include <utility>
 
 #include "cli/signals.hpp"
 #include "ftrace/reader.hpp"
+#include "kernel/features.hpp"
 #include "perf/event.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
@@ -59,6 +63,15 @@ struct Counter::Impl {
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
+  // Probes at user functions' first instructions (session::CaptureOptions::
+  // entry_callers): each sample's stack top is the caller, inserted where
+  // the kernel has not (perf::with_entry_caller). Which of the functions
+  // start with push %rbp/endbr64 (probe::Target::frame_entry): none, all,
+  // or some, then looked up by the sampled address, once per process.
+  bool entry_callers = false;
+  enum class FrameEntry : uint8_t { kNone, kAll, kSome } frame_entry = FrameEntry::kNone;
+  std::map<std::pair<uint32_t, uint64_t>, bool> frame_entry_at;  // kSome: (pid, ip)
+  std::vector<uint64_t> entry_frames;
   int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
@@ -113,6 +126,17 @@ struct Counter::Impl {
     count(pid, tid, static_cast<uint32_t>(e.cpu), kernel, std::nullopt);
   }
 
+  // Whether the probed function user[0] is the entry of, in pid, starts
+  // with push %rbp or endbr64.
+  bool frame_entry_of(uint32_t pid, std::span<const uint64_t> user) {
+    if (frame_entry != FrameEntry::kSome || user.empty()) return frame_entry == FrameEntry::kAll;
+    auto [it, added] = frame_entry_at.try_emplace({pid, user[0]}, false);
+    if (added)
+      if (auto m = user_syms->mapping(static_cast<pid_t>(pid), user[0]))
+        it->second = probe::entry_sets_frame(std::string(m->path), m->offset + user[0] - m->start);
+    return it->second;
+  }
+
   void on_perf(const perf_event_header& h, std::span<const uint8_t> rec) {
     if (h.type != PERF_RECORD_SAMPLE) {
       process->handle(h, rec);
@@ -130,7 +154,13 @@ struct Counter::Impl {
     // (not asked for; a kernel before 3.7 gives them anyway).
     if (kernel_stacks) kernel = raw_syscalls ? chains.kernel.first(0) : tracing.strip(chains.kernel);
     if (user_stacks) {
-      if (unwinder) chains.user = unwinder->frames(s);
+      if (unwinder) {
+        chains.user = unwinder->frames(s);
+      } else if (entry_callers) {
+        if (auto top = perf::stack_top(s))
+          chains.user = perf::with_entry_caller(chains.user, *top,
+                                                frame_entry_of(s.pid, chains.user), entry_frames);
+      }
       user = chains.user;
       // Once per run of samples of one process: a hash lookup per sample
       // was 6% of the reader's time at 400k events/s.
@@ -218,11 +248,31 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   }
   impl->kernel_stacks = want_kernel;
   impl->user_stacks = want_user;
+  // Frame-pointer user stacks of probes at functions' entries miss the
+  // callers: the stack top names them (x86_64: the return address is
+  // there at a function's first instruction).
+  const bool at_entry =
+      std::all_of(targets->begin(), targets->end(), [](const probe::Target& t) { return t.at_entry; });
+#if defined(__x86_64__)
+  if (backend == session::Backend::kPerf && want_user && !o.call_graph.dwarf() && at_entry) {
+    auto& features = kernel::Features::host();
+    impl->entry_callers = features.has(kernel::Feature::kUserStack);
+    if (!impl->entry_callers)
+      warn << "stackcount: the callers of the probed functions are missing from the user stacks: "
+           << features.missing(kernel::Feature::kUserStack).message << "\n";
+    size_t framed = std::count_if(targets->begin(), targets->end(),
+                                  [](const probe::Target& t) { return t.frame_entry; });
+    impl->frame_entry = framed == 0                 ? Impl::FrameEntry::kNone
+                        : framed == targets->size() ? Impl::FrameEntry::kAll
+                                                    : Impl::FrameEntry::kSome;
+  }
+#endif
 
   session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
   co.call_graph = o.call_graph;
+  co.entry_callers = impl->entry_callers;
   if (backend == session::Backend::kFtrace) {
     co.stacks = want_kernel;
     co.event_formats = false;  // on_ftrace reads the pid and the stack only

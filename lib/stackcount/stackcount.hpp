@@ -4,8 +4,9 @@
 // events (lib/session/probes). Kernel stacks only (-K): a private tracefs
 // instance with a stacktrace trigger per event, read raw (FtraceCapture).
 // User stacks (the default, kernel + user, as bcc): perf_event_open on the
-// same events with PERF_SAMPLE_CALLCHAIN (PerfCapture). --backend forces
-// one. Events are counted by (process when -P, kernel stack, user stack) in
+// same events with PERF_SAMPLE_CALLCHAIN (PerfCapture), and for uprobes at
+// functions' entries the 8 bytes at the user stack pointer, the caller
+// (perf::with_entry_caller). --backend forces one. Events are counted by (process when -P, kernel stack, user stack) in
 // user space; names are resolved at each report.
 #pragma once
 

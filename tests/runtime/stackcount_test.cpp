@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <map>
 #include <sstream>
 
 #include "harness.hpp"
@@ -411,6 +412,130 @@ TEST_F(StackcountRuntime, OutputFileHoldsTheSameCounts) {
   EXPECT_TRUE(contains(slurp(dir / "s.speedscope.json"), "\"endValue\": " + total + ",\n"))
       << slurp(dir / "s.speedscope.json");
   EXPECT_EQ(dir.names(), (std::vector<std::string>{"s.folded", "s.json", "s.speedscope.json"}));
+}
+
+// The caller of a probed user function's entry (issue 16): tests/workloads/
+// callers.c calls fp_leaf (push %rbp first: Linux 6.11 and later add the
+// caller themselves) and nofp_leaf (no frame pointer: the kernel never does)
+// kCallersN times from main and kCallersM times from g_fp/g_nofp, and
+// malloc (Debian's libc: no frame pointers) from alloc_a and alloc_b.
+constexpr unsigned long kCallersN = 709, kCallersM = 421;
+
+class StackcountEntryCaller : public StackcountRuntime {
+ protected:
+  // stackcount args -p PID SPEC on a fresh callers run, its "go" a SIGUSR1
+  // (a read of stdin could malloc).
+  RunResult callers(std::vector<std::string> args, const std::string& spec) {
+    Workload w("callers");
+    args.insert(args.begin(), tool_path("stackcount"));
+    args.insert(args.end(), {"-p", w.pid_str(), spec});
+    Running t(args);
+    EXPECT_TRUE(wait_for_tracing(t.pid(), 1, 20)) << "never started tracing";
+    kill(w.pid(), SIGUSR1);
+    EXPECT_TRUE(w.wait_line("done", 60));
+    t.signal(SIGINT);
+    return t.finish(60);
+  }
+
+  // Folded user stacks (-U) of spec: exactly two, leaf `leaf` called from
+  // first kCallersN times and from second kCallersM times.
+  void expect_two_callers(const std::vector<std::string>& extra, const std::string& spec,
+                          const std::string& leaf, const std::string& first,
+                          const std::string& second) {
+    std::vector<std::string> args{"-U", "-f"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = callers(args, spec);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    auto folded = parse_folded(r.out);
+    ASSERT_EQ(folded.size(), 2u) << r.out;
+    std::map<std::string, unsigned long> by_caller;
+    for (auto& [stack, count] : folded) {
+      auto frames = frames_of(stack);
+      ASSERT_GE(frames.size(), 2u) << r.out;
+      EXPECT_EQ(frames.back(), leaf) << r.out;
+      by_caller[frames[frames.size() - 2]] += count;
+    }
+    EXPECT_EQ(by_caller, (std::map<std::string, unsigned long>{{first, kCallersN}, {second, kCallersM}}))
+        << r.out;
+
+    // The same in multi-line output, leaf first.
+    args.erase(std::find(args.begin(), args.end(), "-f"));
+    r = callers(args, spec);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto recs = parse_counts(r.out);
+    ASSERT_EQ(recs.size(), 2u) << r.out;
+    by_caller.clear();
+    for (auto& rec : recs) {
+      ASSERT_GE(rec.frames.size(), 2u) << r.out;
+      EXPECT_EQ(rec.frames[0], leaf) << r.out;
+      by_caller[rec.frames[1]] += rec.count;
+    }
+    EXPECT_EQ(by_caller, (std::map<std::string, unsigned long>{{first, kCallersN}, {second, kCallersM}}))
+        << r.out;
+  }
+};
+
+TEST_F(StackcountEntryCaller, FramePointerFunctionNamesItsCallers) {
+  expect_two_callers({}, workload_path("callers") + ":fp_leaf", "fp_leaf", "main", "g_fp");
+}
+
+TEST_F(StackcountEntryCaller, FunctionWithoutFramePointerNamesItsCallers) {
+  expect_two_callers({}, workload_path("callers") + ":nofp_leaf", "nofp_leaf", "main", "g_nofp");
+}
+
+TEST_F(StackcountEntryCaller, MallocNamesItsCallers) {
+  expect_two_callers({}, "c:malloc", "malloc", "alloc_a", "alloc_b");
+}
+
+// Both kinds in one run: each function's rule is its own.
+TEST_F(StackcountEntryCaller, BothKindsInOneRun) {
+  auto r = callers({"-U", "-f"}, workload_path("callers") + ":*_leaf");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::map<std::string, unsigned long> tails;
+  for (auto& [stack, count] : parse_folded(r.out)) {
+    auto frames = frames_of(stack);
+    ASSERT_GE(frames.size(), 2u) << r.out;
+    tails[frames[frames.size() - 2] + ";" + frames.back()] += count;
+  }
+  EXPECT_EQ(tails, (std::map<std::string, unsigned long>{{"main;fp_leaf", kCallersN},
+                                                         {"g_fp;fp_leaf", kCallersM},
+                                                         {"main;nofp_leaf", kCallersN},
+                                                         {"g_nofp;nofp_leaf", kCallersM}}))
+      << r.out;
+}
+
+// --call-graph dwarf: the CFI at a function's entry gives the caller by
+// construction (2 KiB of stack: 8 KiB samples of 1130 calls would fill the
+// 4 MiB ring before the reader empties it).
+TEST_F(StackcountEntryCaller, DwarfNamesTheCallers) {
+  expect_two_callers({"--call-graph", "dwarf,2048"}, workload_path("callers") + ":fp_leaf",
+                     "fp_leaf", "main", "g_fp");
+  expect_two_callers({"--call-graph", "dwarf,2048"}, workload_path("callers") + ":nofp_leaf",
+                     "nofp_leaf", "main", "g_nofp");
+  expect_two_callers({"--call-graph", "dwarf,2048"}, "c:malloc", "malloc", "alloc_a", "alloc_b");
+}
+
+// Without perf user stack samples: the frame-pointer stacks as they were
+// (malloc's callers skipped), and one line saying so.
+TEST_F(StackcountEntryCaller, WithoutUserStackSamplesSaysCallersAreMissing) {
+  ForcedFeatures off("-user_stack");
+  auto r = callers({"-U", "-f"}, "c:malloc");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err,
+            "stackcount: the callers of the probed functions are missing from the user stacks: "
+            "perf user register and stack samples (PERF_SAMPLE_REGS_USER, "
+            "PERF_SAMPLE_STACK_USER) turned off by TRACEKIT_KERNEL_FEATURES\n");
+  auto folded = parse_folded(r.out);
+  unsigned long n = 0;
+  for (auto& [stack, count] : folded) {
+    auto frames = frames_of(stack);
+    ASSERT_GE(frames.size(), 2u) << r.out;
+    EXPECT_EQ(frames.back(), "malloc") << r.out;
+    EXPECT_EQ(frames[frames.size() - 2], "main") << r.out;
+    n += count;
+  }
+  EXPECT_EQ(n, kCallersN + kCallersM) << r.out;
 }
 
 }  // namespace

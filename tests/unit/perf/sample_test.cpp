@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -226,6 +227,53 @@ TEST(PerfSampleTest, BadUserStackRecordsAreRejected) {
   EXPECT_TRUE(decode_sample(kDwarfType, ok, s, kThreeRegs));
   EXPECT_FALSE(decode_sample(kDwarfType, ok, s, kThreeRegs | 1));
   EXPECT_FALSE(decode_sample(kDwarfType, ok, s, 0x3));
+}
+
+// The caller of a probed function's entry: the stack top as the second
+// frame, unless the kernel put it there (push %rbp/endbr64 functions on
+// Linux 6.11 and later).
+TEST(PerfEntryCallerTest, InsertsTheStackTopAsTheSecondFrame) {
+  std::vector<uint64_t> buf;
+  const std::vector<uint64_t> walked = {0x1000, 0x2000, 0x3000};  // f, caller's caller, ...
+  auto with = [&](std::span<const uint64_t> user, uint64_t top, bool frame_entry) {
+    auto out = with_entry_caller(user, top, frame_entry, buf);
+    return std::vector<uint64_t>(out.begin(), out.end());
+  };
+  // No frame set up at the entry: the kernel never adds it.
+  EXPECT_EQ(with(walked, 0x1500, false), (std::vector<uint64_t>{0x1000, 0x1500, 0x2000, 0x3000}));
+  // Even when the next frame is the same address (recursion through one site).
+  EXPECT_EQ(with(walked, 0x2000, false), (std::vector<uint64_t>{0x1000, 0x2000, 0x2000, 0x3000}));
+  // push %rbp/endbr64: a kernel that added it already (second frame == top).
+  const std::vector<uint64_t> added = {0x1000, 0x1500, 0x2000};
+  EXPECT_EQ(with(added, 0x1500, true), added);
+  // ... and one that did not (before 6.11).
+  EXPECT_EQ(with(walked, 0x1500, true), (std::vector<uint64_t>{0x1000, 0x1500, 0x2000, 0x3000}));
+  // Only the ip: the caller after it.
+  EXPECT_EQ(with(std::vector<uint64_t>{0x1000}, 0x1500, true),
+            (std::vector<uint64_t>{0x1000, 0x1500}));
+  // No user frames (no user context): nothing.
+  EXPECT_TRUE(with({}, 0x1500, false).empty());
+}
+
+TEST(PerfEntryCallerTest, StackTopFromTheUserStackSample) {
+  constexpr uint64_t kType = PERF_SAMPLE_TID | PERF_SAMPLE_STACK_USER;
+  auto sample = [](uint64_t size, const std::vector<uint8_t>& stack, uint64_t dyn_size) {
+    RecordBuilder b(PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+    b.u32(1).u32(1).u64(size);
+    if (size != 0) b.raw(stack.data(), stack.size()).u64(dyn_size);
+    return b.build();
+  };
+  std::vector<uint8_t> top = {0x34, 0x12, 0x40, 0, 0, 0, 0, 0};
+  Sample s;
+  ASSERT_TRUE(decode_sample(kType, sample(8, top, 8), s));
+  EXPECT_EQ(stack_top(s), std::optional<uint64_t>(0x401234));
+  // The kernel could copy nothing (dyn_size 0), or there was no user context.
+  Sample none;
+  ASSERT_TRUE(decode_sample(kType, sample(8, top, 0), none));
+  EXPECT_EQ(stack_top(none), std::nullopt);
+  Sample kthread;
+  ASSERT_TRUE(decode_sample(kType, sample(0, {}, 0), kthread));
+  EXPECT_EQ(stack_top(kthread), std::nullopt);
 }
 
 TEST(PerfSampleTest, ParsesCallGraph) {

@@ -394,6 +394,21 @@ TEST_F(ProbeExpandUserTest, OneTargetPerOffsetUnderThePreferredName) {
                  {{"foo_weak", 0x1500}});
 }
 
+// Entry probes are marked (their callers need the stack top); return probes
+// are not.
+TEST_F(ProbeExpandUserTest, EntryProbesAreMarked) {
+  auto entry = run(path_ + ":foo");
+  ASSERT_TRUE(entry.ok()) << entry.error().str();
+  ASSERT_EQ(entry->size(), 1u);
+  EXPECT_TRUE((*entry)[0].at_entry);
+  EXPECT_EQ((*entry)[0].frame_entry, entry_sets_frame(path_, (*entry)[0].offset));
+  auto ret = run("r:" + path_ + ":foo");
+  ASSERT_TRUE(ret.ok()) << ret.error().str();
+  ASSERT_EQ(ret->size(), 1u);
+  EXPECT_FALSE((*ret)[0].at_entry);
+  EXPECT_FALSE((*ret)[0].frame_entry);
+}
+
 TEST_F(ProbeExpandUserTest, OneNameAtTwoOffsetsIsTwoTargets) {
   expect_targets(run(path_ + ":memcpy"), path_, Kind::kUser,
                  {{"memcpy", 0x1300}, {"memcpy", 0x1400}});
@@ -447,6 +462,28 @@ namespace {
 // Zero matches in a stripped file says the file is stripped (issue 8, row
 // 14): the name may be there, only unseen. Which tables were read comes
 // with elf_symbols().
+// The instruction at a function's entry: push %rbp or endbr64 (where the
+// kernel adds the caller itself), anything else, or nothing to read.
+TEST(ProbeElfTest, EntrySetsFrame) {
+  TempDir dir;
+  std::string path = dir.path() + "/code";
+  write(path, std::string("\x55\x48\x89\xe5"        // 0: push %rbp; mov %rsp,%rbp
+                          "\xf3\x0f\x1e\xfa"        // 4: endbr64
+                          "\x41\x54\x55\x53"        // 8: push %r12 (malloc's first)
+                          "\xf3\x0f\x1e\xfb"        // 12: not endbr64 (endbr32)
+                          "\xf3\x0f",                // 16: endbr64 cut short
+                          18));
+  EXPECT_TRUE(entry_sets_frame(path, 0));
+  EXPECT_TRUE(entry_sets_frame(path, 4));
+  EXPECT_FALSE(entry_sets_frame(path, 1));
+  EXPECT_FALSE(entry_sets_frame(path, 8));
+  EXPECT_FALSE(entry_sets_frame(path, 12));
+  EXPECT_FALSE(entry_sets_frame(path, 16));
+  EXPECT_FALSE(entry_sets_frame(path, 18));
+  EXPECT_FALSE(entry_sets_frame(path, 1u << 20));
+  EXPECT_FALSE(entry_sets_frame(dir.path() + "/missing", 0));
+}
+
 TEST(ProbeElfTest, SymbolTablesPresent) {
   TempDir dir;
   struct Case {
