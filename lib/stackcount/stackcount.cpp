@@ -59,6 +59,7 @@ struct Counter::Impl {
   uint64_t lost_reported = 0;
   perf::CutStacks cut;  // perf callchains cut at sample_max_stack
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
+  perf::ShortUserStacks short_user;             // fp: the hint
   int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
@@ -131,6 +132,7 @@ struct Counter::Impl {
     if (kernel_stacks) kernel = raw_syscalls ? chains.kernel.first(0) : tracing.strip(chains.kernel);
     if (user_stacks) {
       if (unwinder) chains.user = unwinder->frames(s);
+      else short_user.note(s.pid, chains.user, *user_syms);
       user = chains.user;
       // Once per run of samples of one process: a hash lookup per sample
       // was 6% of the reader's time at 400k events/s.
@@ -321,6 +323,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   }
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);
+  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::stackcount

@@ -72,6 +72,34 @@ TEST_F(ProfileDwarfRuntime, DwarfFindsTheWholeChainWhereFramePointersDoNot) {
   EXPECT_LT(p.whole * 10, p.all * 9) << plain.out;
 }
 
+const std::string kTruncatedHint =
+    "user stacks look truncated (code built without frame pointers?); try --call-graph dwarf\n";
+
+// fp mode on code without frame pointers: the hint, once. On frame-pointer
+// code, or in dwarf mode, or with -K: none.
+TEST_F(ProfileDwarfRuntime, TruncatedUserStacksHintOnlyWhereTheyAre) {
+  Workload w("nofp");
+  auto fp = profile({"-U", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(fp.exit_code, 0) << fp.err;
+  EXPECT_EQ(fp.err, kTruncatedHint);
+  auto both = profile({"-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.err, kTruncatedHint);
+  auto dwarf = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(dwarf.exit_code, 0) << dwarf.err;
+  EXPECT_EQ(dwarf.err, "");
+  EXPECT_FALSE(dwarf.out.empty());
+  auto kernel = profile({"-K", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.err;
+  EXPECT_EQ(kernel.err.find("user stacks look truncated"), std::string::npos) << kernel.err;
+
+  Workload fpw("cpuratio");
+  auto f = profile({"-U", "-F", "199", "-f", "-p", fpw.pid_str(), "1"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_GT(parse_folded(f.out).size(), 0u);
+  EXPECT_EQ(f.err, "");
+}
+
 TEST_F(ProfileDwarfRuntime, KernelAndUserSidesTogether) {
   Workload w("nofp");
   auto r = profile({"--call-graph", "dwarf", "-d", "-F", "199", "-f", "-p", w.pid_str(), "2"});
