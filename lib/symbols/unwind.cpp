@@ -246,7 +246,8 @@ int UnwindSession::frame(Dwfl_Frame* state) {
     }
     cur_.seen.push_back(key);
   }
-  cur_.out->push_back(pc);
+  // The first frame is the sampled pc: looked up at its own address anyway.
+  cur_.out->push_back(activation && cur_.result.frames > 0 ? pc | kActivationFrame : pc);
   ++cur_.result.frames;
   if (cur_.result.frames >= cur_.max_frames) {
     cur_.loop = true;  // capped: more frames may follow

@@ -138,6 +138,29 @@ TEST_F(ProfileDwarfRuntime, AStackDeeperThanSizeIsCutNotMisattributed) {
   EXPECT_GT(all, 50u) << r.out;
 }
 
+// A handler running on top of a signal frame: the chain goes on through
+// libc's restorer (looked up at its own address: a return address would
+// name the code before it) into the function the signal interrupted.
+TEST_F(ProfileDwarfRuntime, SignalFramesUnwindIntoTheInterruptedFunction) {
+  Workload w("nofp", {"0", "signal"});
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> chain = kChain;
+  for (const char* f : {"__restore_rt", "nofp_handler", "nofp_sig_1", "nofp_sig_2", "nofp_sig_leaf"})
+    chain.push_back(f);
+  unsigned long in_handler = 0, whole = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (std::find(fr.begin(), fr.end(), "nofp_sig_leaf") == fr.end()) continue;
+    in_handler += n;
+    if (std::search(fr.begin(), fr.end(), chain.begin(), chain.end()) != fr.end() &&
+        std::find(fr.begin(), fr.end(), "[unknown]") == fr.end())
+      whole += n;
+  }
+  ASSERT_GT(in_handler, 100u) << r.out;
+  EXPECT_GE(whole * 10, in_handler * 9) << r.out;  // at least 90%
+}
+
 // From main down to nofp_leaf, root first, joined by ";" ("" when frames
 // hold no such run): the part of a stack both tools name alike (perf names
 // libc's start frames its own way, and shows kernel frames).

@@ -5,27 +5,65 @@
  * nofp_5 -> nofp_leaf. A frame-pointer walk loses the chain; DWARF
  * unwinding (--call-graph dwarf) must find all of it.
  *
- *   nofp [SECONDS [sleep]]   run SECONDS (0 or none: until killed); with
+ *   nofp [SECONDS [sleep|signal]]
+ *                            run SECONDS (0 or none: until killed); with
  *                            "sleep", the leaf blocks in the C library
  *                            (usleep: Debian's libc has no frame pointers)
- *                            instead of burning CPU
+ *                            instead of burning CPU; with "signal", the
+ *                            leaf sends itself SIGUSR1 (an inline tgkill,
+ *                            so the leaf is the interrupted function) and
+ *                            the CPU burns in the handler, at the end of
+ *                            nofp_handler -> nofp_sig_1 -> nofp_sig_2 ->
+ *                            nofp_sig_leaf, on the stack above the signal
+ *                            frame (libc's restorer, __restore_rt)
  * Prints "ready PID" on stdout once it is running.
  */
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "workload.h"
 
 static volatile unsigned long sink;
 static double end_time;
 static int sleeping;
+static int signalling;
 
 /* noinline, noclone: each is a frame of its own under its own name; the
  * work after each call keeps it from being a tail call. */
 #define NOFP_FUNCTION __attribute__((noinline, noclone))
 
+NOFP_FUNCTION void nofp_sig_leaf(void) {
+  for (int i = 0; i < 1000000; i++) sink += i;
+}
+
+NOFP_FUNCTION void nofp_sig_2(void) {
+  nofp_sig_leaf();
+  sink++;
+}
+
+NOFP_FUNCTION void nofp_sig_1(void) {
+  nofp_sig_2();
+  sink++;
+}
+
+NOFP_FUNCTION void nofp_handler(int sig) {
+  (void)sig;
+  nofp_sig_1();
+  sink++;
+}
+
 NOFP_FUNCTION void nofp_leaf(void) {
+  const long pid = getpid();
   for (;;) {
+    if (signalling) {
+      /* Delivered on the way back from the call: the handler's frame
+       * returns into the restorer, which returns here. */
+      raw_syscall3(SYS_tgkill, pid, pid, SIGUSR1);
+      if (end_time != 0 && now() >= end_time) return;
+      continue;
+    }
     if (sleeping) {
       usleep(2000);
       if (end_time != 0 && now() >= end_time) return;
@@ -51,6 +89,13 @@ NOFP_LEVEL(nofp_1, nofp_2)
 int main(int argc, char** argv) {
   double secs = argc > 1 ? atof(argv[1]) : 0;
   sleeping = argc > 2 && strcmp(argv[2], "sleep") == 0;
+  signalling = argc > 2 && strcmp(argv[2], "signal") == 0;
+  if (signalling) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = nofp_handler;
+    sigaction(SIGUSR1, &sa, NULL);
+  }
   if (secs > 0) end_time = now() + secs;
   say_ready();
   nofp_1();
