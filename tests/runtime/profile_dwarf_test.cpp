@@ -161,6 +161,42 @@ TEST_F(ProfileDwarfRuntime, SignalFramesUnwindIntoTheInterruptedFunction) {
   EXPECT_GE(whole * 10, in_handler * 9) << r.out;  // at least 90%
 }
 
+// The vDSO: its frames unwind with its own CFI (read from tracekit's own
+// vDSO, the same image) into the caller's.
+TEST_F(ProfileDwarfRuntime, TheVdsoUnwindsIntoItsCaller) {
+  Workload w("nofp", {"0", "clock"});
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long in_vdso = 0, whole = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (fr.empty() || !fr.back().starts_with("__vdso_")) continue;
+    in_vdso += n;
+    if (whole_chain(fr) && std::find(fr.begin(), fr.end(), "[unknown]") == fr.end()) whole += n;
+  }
+  ASSERT_GT(in_vdso, 50u) << r.out;
+  EXPECT_GE(whole * 10, in_vdso * 9) << r.out;  // at least 90%
+}
+
+// JIT code (named by /tmp/perf-PID.map) has no CFI: the unwind stops
+// there, saying so with [unknown], and never loops.
+TEST_F(ProfileDwarfRuntime, JitCodeEndsTheUnwindWithUnknown) {
+  Workload w("nofp", {"0", "jit"});
+  const std::string map = "/tmp/perf-" + w.pid_str() + ".map";
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  unlink(map.c_str());  // the workload is killed: it cannot
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long in_jit = 0, stopped = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (fr.empty() || fr.back() != "nofp_jit_loop") continue;
+    in_jit += n;
+    if (fr == std::vector<std::string>{"nofp", "[unknown]", "nofp_jit_loop"}) stopped += n;
+  }
+  ASSERT_GT(in_jit, 100u) << r.out;
+  EXPECT_GE(stopped * 10, in_jit * 9) << r.out;  // at least 90%
+}
+
 // From main down to nofp_leaf, root first, joined by ";" ("" when frames
 // hold no such run): the part of a stack both tools name alike (perf names
 // libc's start frames its own way, and shows kernel frames).
