@@ -26,10 +26,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "symbols/mapped_files.hpp"
 #include "symbols/segments.hpp"
 #include "symbols/unwind_session.hpp"
 
@@ -99,18 +99,11 @@ int open_mapped(pid_t pid, const FileMapping& m) {
     int fd = vdso_fd();
     return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
   }
-  if (m.path.empty() || m.path[0] != '/') return -1;
-  const std::string proc = "/proc/" + std::to_string(pid);
-  char range[48];
-  std::snprintf(range, sizeof range, "/map_files/%llx-%llx",
-                static_cast<unsigned long long>(m.start), static_cast<unsigned long long>(m.end));
-  const std::string path(m.path);
-  for (const std::string& p : {is_deleted(path) ? std::string() : path, proc + range,
-                               is_deleted(path) ? std::string() : proc + "/root" + path}) {
+  for (const MappedPath& p : mapped_paths(pid, m.start, m.end, m.path)) {
     struct stat st;
     // Device files can be mapped too, and reading one may block forever.
-    if (p.empty() || stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (stat(p.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    int fd = open(p.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) return fd;
   }
   return -1;
