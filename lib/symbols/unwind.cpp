@@ -154,6 +154,21 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     .thread_detach = nullptr,
 };
 
+// No separate debuginfo: libdwfl would look for .debug_frame there first,
+// and reading a debug file (libc6-dbg's) inflates its compressed DWARF, in
+// each process's session. The CFI every x86_64 file carries is .eh_frame.
+int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*,
+                 GElf_Word, char**) {
+  return -1;
+}
+
+const Dwfl_Callbacks kUnwindCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = no_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
 int frame_callback(Dwfl_Frame* state, void* arg) {
   return static_cast<UnwindSession*>(arg)->frame(state);
 }
@@ -161,7 +176,7 @@ int frame_callback(Dwfl_Frame* state, void* arg) {
 }  // namespace
 
 UnwindSession::UnwindSession(pid_t pid, std::function<std::optional<FileMapping>(uint64_t)> mapping)
-    : pid_(pid), mapping_(std::move(mapping)), dwfl_(files_session()) {}
+    : pid_(pid), mapping_(std::move(mapping)), dwfl_(dwfl_begin(&kUnwindCallbacks), &dwfl_end) {}
 
 Dwfl_Module* UnwindSession::module(uint64_t addr) {
   if (!dwfl_) return nullptr;
