@@ -127,6 +127,7 @@ struct Tracer::Impl {
   uint64_t lost = 0;
   perf::CutStacks cut;
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
+  perf::ShortUserStacks short_user;             // fp: the hint
   uint64_t undecodable = 0;
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
   // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
@@ -267,7 +268,10 @@ struct Tracer::Impl {
       cut.note(chains);
       // The switch-out is sampled in the switching task: its user registers
       // and stack.
-      if (unwinder && !o.kernel_stacks_only) chains.user = unwinder->frames(smp);
+      if (unwinder && !o.kernel_stacks_only)
+        chains.user = unwinder->frames(smp);
+      else if (!o.kernel_stacks_only)
+        short_user.note(smp.pid, chains.user, user_syms);
       e.counted = true;
       e.start.time = smp.time;
       e.start.tgid = smp.pid;
@@ -544,6 +548,7 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);
+  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::offcpu

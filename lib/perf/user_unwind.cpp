@@ -35,6 +35,35 @@ std::span<const uint64_t> UserUnwinder::frames(const Sample& s) {
   return frames_;
 }
 
+bool short_user_stack(std::span<const uint64_t> user,
+                      const std::function<bool(uint64_t)>& is_code) {
+  if (user.empty()) return false;
+  if (user.size() == 1) return true;
+  return !is_code(user[1]) || (user.size() > 2 && !is_code(user[2]));
+}
+
+bool user_stacks_look_truncated(uint64_t short_stacks, uint64_t stacks) {
+  return short_stacks >= kMinShortUserStacks && short_stacks * 2 > stacks;
+}
+
+void ShortUserStacks::note(uint32_t pid, std::span<const uint64_t> user,
+                           symbols::UserSymbols& syms) {
+  if (user.empty() || pid == 0 || hinted_) return;
+  ++all_;
+  const auto p = static_cast<pid_t>(pid);
+  // Return addresses: JIT code is known by its perf-PID.map symbols only.
+  if (short_user_stack(user, [&](uint64_t addr) {
+        return syms.mapping(p, addr) || syms.lookup(p, addr, true);
+      }))
+    ++short_;
+}
+
+void ShortUserStacks::hint(std::ostream& err) {
+  if (hinted_ || !user_stacks_look_truncated(short_, all_)) return;
+  err << kTruncatedUserStacksHint;
+  hinted_ = true;
+}
+
 void UserUnwinder::warn(std::ostream& err) {
   if (cut_ > 0) err << cut_user_stacks_warning(cut_, size_);
   cut_ = 0;

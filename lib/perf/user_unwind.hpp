@@ -6,6 +6,7 @@
 #include <linux/perf_event.h>
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -48,6 +49,42 @@ class UserUnwinder {
   symbols::UserSymbols& syms_;
   std::vector<uint64_t> frames_;
   uint64_t cut_ = 0;
+};
+
+// fp mode: whether a sample's user callchain (leaf first, as the kernel's
+// frame-pointer walk gives it) ends after one or two frames. It does when
+// it has one frame only, or when its second or third frame is no code
+// (is_code false: an address in no file the process maps and in no JIT
+// map, which is what the walk gives after following a frame pointer that
+// was none, in code built without frame pointers). A walk through
+// frame-pointer code ends where the C library's start code is (its second
+// or third frame at the least: main's caller is code). Empty: no user
+// side, not short. Pure.
+bool short_user_stack(std::span<const uint64_t> user,
+                      const std::function<bool(uint64_t)>& is_code);
+
+// "user stacks look truncated (code built without frame pointers?); try
+// --call-graph dwarf\n" when most of the user stacks noted were short:
+// more than half of them, and at least kMinShortUserStacks. Pure.
+inline constexpr uint64_t kMinShortUserStacks = 20;
+bool user_stacks_look_truncated(uint64_t short_stacks, uint64_t stacks);
+inline constexpr std::string_view kTruncatedUserStacksHint =
+    "user stacks look truncated (code built without frame pointers?); try --call-graph dwarf\n";
+
+// The samples' user stacks in fp mode (--call-graph fp, not -K, not dwarf),
+// counted for the hint above: profile, offcputime and stackcount's perf
+// backend note each sample's user side and print the hint at their report.
+class ShortUserStacks {
+ public:
+  // The user side of a sample of process pid (a tgid), its frames looked up
+  // in syms' mappings of pid; empty: not counted.
+  void note(uint32_t pid, std::span<const uint64_t> user, symbols::UserSymbols& syms);
+  // The hint, once per run, when user_stacks_look_truncated().
+  void hint(std::ostream& err);
+
+ private:
+  uint64_t short_ = 0, all_ = 0;
+  bool hinted_ = false;
 };
 
 }  // namespace tracekit::perf

@@ -121,6 +121,7 @@ struct Profiler::Impl {
   uint64_t samples = 0;
   perf::CutStacks cut;
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
+  perf::ShortUserStacks short_user;             // fp: the hint
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
   // Kernel symbols, loading in the background from the start: the report
   // shares the table (KernelSymbols::load), rather than waiting 100-200 ms
@@ -160,7 +161,10 @@ struct Profiler::Impl {
     ++samples;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
-    if (unwinder && !o.kernel_only) chains.user = unwinder->frames(s);
+    if (unwinder && !o.kernel_only)
+      chains.user = unwinder->frames(s);
+    else if (!o.kernel_only)
+      short_user.note(s.pid, chains.user, user_syms);
     if (!o.kernel_only && s.pid != 0 && !chains.user.empty())
       user_syms.note_process(static_cast<pid_t>(s.pid));
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -261,6 +265,7 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);
+  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::profile

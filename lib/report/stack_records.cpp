@@ -1,5 +1,7 @@
 #include "report/stack_records.hpp"
 
+#include "symbols/unwind.hpp"
+
 
 namespace tracekit::report {
 
@@ -37,7 +39,11 @@ output::Stack StackResolver::kernel(std::span<const uint64_t> frames) {
 
 output::Stack StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
   stack_.clear();
-  for (size_t i = 0; i < frames.size(); ++i) stack_.push_back(frame({frames[i], pid, i > 0}));
+  // A frame of an unwound signal frame is looked up at its own address.
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const uint64_t addr = frames[i] & ~symbols::kActivationFrame;
+    stack_.push_back(frame({addr, pid, i > 0 && addr == frames[i]}));
+  }
   return table_.stack(stack_);
 }
 

@@ -33,7 +33,7 @@ class StackResolver {
         mappings_(kernel, user) {}
 
   // A present stack of frames, leaf first; all but the first are return
-  // addresses.
+  // addresses (user frames: but those with symbols::kActivationFrame).
   output::Stack kernel(std::span<const uint64_t> frames);
   output::Stack user(uint32_t pid, std::span<const uint64_t> frames);
   // Room for stacks of n frames in all.

@@ -72,6 +72,7 @@ struct Counter::Impl {
   enum class FrameEntry : uint8_t { kNone, kAll, kSome } frame_entry = FrameEntry::kNone;
   std::map<std::pair<uint32_t, uint64_t>, bool> frame_entry_at;  // kSome: (pid, ip)
   std::vector<uint64_t> entry_frames;
+  perf::ShortUserStacks short_user;             // fp: the hint
   int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
   // perf backend: the tracing machinery's frames are stripped from kernel
@@ -156,10 +157,12 @@ struct Counter::Impl {
     if (user_stacks) {
       if (unwinder) {
         chains.user = unwinder->frames(s);
-      } else if (entry_callers) {
-        if (auto top = perf::stack_top(s))
-          chains.user = perf::with_entry_caller(chains.user, *top,
-                                                frame_entry_of(s.pid, chains.user), entry_frames);
+      } else {
+        if (entry_callers)
+          if (auto top = perf::stack_top(s))
+            chains.user = perf::with_entry_caller(chains.user, *top,
+                                                  frame_entry_of(s.pid, chains.user), entry_frames);
+        short_user.note(s.pid, chains.user, *user_syms);
       }
       user = chains.user;
       // Once per run of samples of one process: a hash lookup per sample
@@ -372,6 +375,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   }
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);
+  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::stackcount

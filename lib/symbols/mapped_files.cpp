@@ -35,35 +35,42 @@ uint64_t own_vdso_len() {
 
 }  // namespace
 
-std::shared_ptr<MappedFile> MappedFiles::find(pid_t pid, uint64_t start, uint64_t end,
-                                              std::string_view path, uint64_t ino) {
-  if (path == "[vdso]") return own_vdso(end - start);
-  if (path.empty() || path[0] != '/') return nullptr;  // "//anon", "[heap]", ...
-  std::string file(path);
+std::vector<MappedPath> mapped_paths(pid_t pid, uint64_t start, uint64_t end,
+                                     std::string_view path) {
+  // "//anon" (perf's name for anonymous memory), "[heap]", "[vdso]", ...
+  if (path.empty() || path[0] != '/' || path.starts_with("//")) return {};
   const std::string proc = "/proc/" + std::to_string(pid);
-  // The kernel names the mapped inode by START-END, whatever its path now.
   char range[48];
   std::snprintf(range, sizeof range, "/map_files/%llx-%llx", static_cast<unsigned long long>(start),
                 static_cast<unsigned long long>(end));
-  if (!is_deleted(path)) {
+  if (is_deleted(path)) return {{proc + range, true}};
+  return {{std::string(path), false}, {proc + range, true}, {proc + "/root" + std::string(path), true}};
+}
+
+std::shared_ptr<MappedFile> MappedFiles::find(pid_t pid, uint64_t start, uint64_t end,
+                                              std::string_view path, uint64_t ino) {
+  if (path == "[vdso]") return own_vdso(end - start);
+  for (const MappedPath& p : mapped_paths(pid, start, end, path)) {
+    if (p.live) {
+      // Deleted, replaced, or in another mount namespace: only the live
+      // process still reaches the file, so read it now.
+      if (auto f = read_now(p.path, path, ino)) return f;
+      continue;
+    }
     struct stat st;
-    if (stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (ino == 0 || st.st_ino == ino)) {
+    if (stat(p.path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && (ino == 0 || st.st_ino == ino)) {
       FileKey key = key_of(st);
       auto& slot = files_[key];
       if (auto f = slot.lock()) return f;
       auto f = std::make_shared<MappedFile>();
       f->key = key;
-      f->name = file;
-      f->open_path = file;
+      f->name = p.path;
+      f->open_path = p.path;
       slot = f;
       return f;
     }
   }
-  // Deleted, replaced, or in another mount namespace: only the live process
-  // still reaches the file, so read it now.
-  if (auto f = read_now(proc + range, path, ino)) return f;
-  if (is_deleted(path)) return nullptr;
-  return read_now(proc + "/root" + file, path, ino);
+  return nullptr;
 }
 
 std::shared_ptr<MappedFile> MappedFiles::read_now(const std::string& open_path,

@@ -23,6 +23,21 @@
 
 namespace tracekit::symbols {
 
+// A path pid's mapping of a file can be read from (mapped_paths).
+struct MappedPath {
+  std::string path;
+  bool live = false;  // through the live process (/proc/PID/...)
+};
+
+// The paths where the file pid mapped at [start, end) from path can be
+// read, in the order to try them: path itself; then through the live
+// process, /proc/PID/map_files/START-END (the kernel names the mapped
+// inode so, whatever its path now) and /proc/PID/root/PATH (another mount
+// namespace). A deleted file ("PATH (deleted)") only by map_files. None
+// for a path that is no file ("//anon", "[heap]", "[vdso]"). Pure.
+std::vector<MappedPath> mapped_paths(pid_t pid, uint64_t start, uint64_t end,
+                                     std::string_view path);
+
 // What an added mapping needs of its file: its functions, and its segments
 // to turn a file offset into an ELF address.
 struct LoadedFile {

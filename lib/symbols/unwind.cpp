@@ -26,10 +26,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <cstdio>
 #include <cstring>
 #include <string>
 
+#include "symbols/mapped_files.hpp"
 #include "symbols/segments.hpp"
 #include "symbols/unwind_session.hpp"
 
@@ -99,18 +99,11 @@ int open_mapped(pid_t pid, const FileMapping& m) {
     int fd = vdso_fd();
     return fd < 0 ? -1 : fcntl(fd, F_DUPFD_CLOEXEC, 0);
   }
-  if (m.path.empty() || m.path[0] != '/') return -1;
-  const std::string proc = "/proc/" + std::to_string(pid);
-  char range[48];
-  std::snprintf(range, sizeof range, "/map_files/%llx-%llx",
-                static_cast<unsigned long long>(m.start), static_cast<unsigned long long>(m.end));
-  const std::string path(m.path);
-  for (const std::string& p : {is_deleted(path) ? std::string() : path, proc + range,
-                               is_deleted(path) ? std::string() : proc + "/root" + path}) {
+  for (const MappedPath& p : mapped_paths(pid, m.start, m.end, m.path)) {
     struct stat st;
     // Device files can be mapped too, and reading one may block forever.
-    if (p.empty() || stat(p.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-    int fd = open(p.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (stat(p.path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    int fd = open(p.path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd >= 0) return fd;
   }
   return -1;
@@ -161,6 +154,21 @@ const Dwfl_Thread_Callbacks kThreadCallbacks = {
     .thread_detach = nullptr,
 };
 
+// No separate debuginfo: libdwfl would look for .debug_frame there first,
+// and reading a debug file (libc6-dbg's) inflates its compressed DWARF, in
+// each process's session. The CFI every x86_64 file carries is .eh_frame.
+int no_debuginfo(Dwfl_Module*, void**, const char*, Dwarf_Addr, const char*, const char*,
+                 GElf_Word, char**) {
+  return -1;
+}
+
+const Dwfl_Callbacks kUnwindCallbacks = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = no_debuginfo,
+    .section_address = dwfl_offline_section_address,
+    .debuginfo_path = nullptr,
+};
+
 int frame_callback(Dwfl_Frame* state, void* arg) {
   return static_cast<UnwindSession*>(arg)->frame(state);
 }
@@ -168,7 +176,7 @@ int frame_callback(Dwfl_Frame* state, void* arg) {
 }  // namespace
 
 UnwindSession::UnwindSession(pid_t pid, std::function<std::optional<FileMapping>(uint64_t)> mapping)
-    : pid_(pid), mapping_(std::move(mapping)), dwfl_(files_session()) {}
+    : pid_(pid), mapping_(std::move(mapping)), dwfl_(dwfl_begin(&kUnwindCallbacks), &dwfl_end) {}
 
 Dwfl_Module* UnwindSession::module(uint64_t addr) {
   if (!dwfl_) return nullptr;
@@ -246,7 +254,8 @@ int UnwindSession::frame(Dwfl_Frame* state) {
     }
     cur_.seen.push_back(key);
   }
-  cur_.out->push_back(pc);
+  // The first frame is the sampled pc: looked up at its own address anyway.
+  cur_.out->push_back(activation && cur_.result.frames > 0 ? pc | kActivationFrame : pc);
   ++cur_.result.frames;
   if (cur_.result.frames >= cur_.max_frames) {
     cur_.loop = true;  // capped: more frames may follow

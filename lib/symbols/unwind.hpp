@@ -58,6 +58,14 @@ struct StackCopy {
   bool beyond(uint64_t addr) const { return addr >= sp && addr - sp + 8 > bytes.size(); }
 };
 
+// Set in a frame UserSymbols::unwind() appends after the first when the
+// frame's address is no return address but where the code resumes: a
+// signal frame (the restorer the handler returns to, libc's __restore_rt)
+// and the frame the signal interrupted. Such a frame is looked up at its
+// own address, not at address - 1 (libdw's dwfl_frame_pc isactivation;
+// perf does the same). User addresses never have the bit set.
+inline constexpr uint64_t kActivationFrame = uint64_t{1} << 63;
+
 // What UserSymbols::unwind() found.
 struct Unwound {
   size_t frames = 0;  // appended

@@ -102,7 +102,8 @@ class UserSymbols {
   // (PERF_SAMPLE_REGS_USER), stack its copy of the user stack from the
   // sampled sp up, stack_whole whether the copy is all the sample asked for
   // (not cut short by the stack's top). Appends the frames, the sampled ip
-  // first then return addresses (as a perf callchain's user side), at most
+  // first then return addresses (as a perf callchain's user side; a signal
+  // frame and the frame it interrupted carry kActivationFrame), at most
   // max_frames of them plus an unknown frame (0) where the unwinder
   // stopped, to out. Modules come from the mappings lookup() uses (one
   // libdwfl session per process, until forget(pid)). Registers that lack

@@ -63,6 +63,12 @@ TEST_F(OffcputimeDwarfRuntime, CallersAppearAboveTheLibcFrames) {
   auto f = chain_share(fp.out);
   ASSERT_GT(f.all, 1000000u) << fp.out;
   EXPECT_LT(f.whole * 10, f.all * 9) << fp.out;
+  // ... and says so (dwarf mode does not).
+  EXPECT_NE(fp.err.find("user stacks look truncated (code built without frame pointers?); try "
+                        "--call-graph dwarf\n"),
+            std::string::npos)
+      << fp.err;
+  EXPECT_EQ(dwarf.err.find("user stacks look truncated"), std::string::npos) << dwarf.err;
 }
 
 TEST_F(OffcputimeDwarfRuntime, BadCallGraphsAreRejected) {

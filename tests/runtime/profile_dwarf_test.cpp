@@ -72,6 +72,34 @@ TEST_F(ProfileDwarfRuntime, DwarfFindsTheWholeChainWhereFramePointersDoNot) {
   EXPECT_LT(p.whole * 10, p.all * 9) << plain.out;
 }
 
+const std::string kTruncatedHint =
+    "user stacks look truncated (code built without frame pointers?); try --call-graph dwarf\n";
+
+// fp mode on code without frame pointers: the hint, once. On frame-pointer
+// code, or in dwarf mode, or with -K: none.
+TEST_F(ProfileDwarfRuntime, TruncatedUserStacksHintOnlyWhereTheyAre) {
+  Workload w("nofp");
+  auto fp = profile({"-U", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(fp.exit_code, 0) << fp.err;
+  EXPECT_EQ(fp.err, kTruncatedHint);
+  auto both = profile({"-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(both.exit_code, 0) << both.err;
+  EXPECT_EQ(both.err, kTruncatedHint);
+  auto dwarf = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(dwarf.exit_code, 0) << dwarf.err;
+  EXPECT_EQ(dwarf.err, "");
+  EXPECT_FALSE(dwarf.out.empty());
+  auto kernel = profile({"-K", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+  ASSERT_EQ(kernel.exit_code, 0) << kernel.err;
+  EXPECT_EQ(kernel.err.find("user stacks look truncated"), std::string::npos) << kernel.err;
+
+  Workload fpw("cpuratio");
+  auto f = profile({"-U", "-F", "199", "-f", "-p", fpw.pid_str(), "1"});
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_GT(parse_folded(f.out).size(), 0u);
+  EXPECT_EQ(f.err, "");
+}
+
 TEST_F(ProfileDwarfRuntime, KernelAndUserSidesTogether) {
   Workload w("nofp");
   auto r = profile({"--call-graph", "dwarf", "-d", "-F", "199", "-f", "-p", w.pid_str(), "2"});
@@ -108,6 +136,65 @@ TEST_F(ProfileDwarfRuntime, AStackDeeperThanSizeIsCutNotMisattributed) {
     EXPECT_LT(callers.size(), kChain.size()) << stack;
   }
   EXPECT_GT(all, 50u) << r.out;
+}
+
+// A handler running on top of a signal frame: the chain goes on through
+// libc's restorer (looked up at its own address: a return address would
+// name the code before it) into the function the signal interrupted.
+TEST_F(ProfileDwarfRuntime, SignalFramesUnwindIntoTheInterruptedFunction) {
+  Workload w("nofp", {"0", "signal"});
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::string> chain = kChain;
+  for (const char* f : {"__restore_rt", "nofp_handler", "nofp_sig_1", "nofp_sig_2", "nofp_sig_leaf"})
+    chain.push_back(f);
+  unsigned long in_handler = 0, whole = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (std::find(fr.begin(), fr.end(), "nofp_sig_leaf") == fr.end()) continue;
+    in_handler += n;
+    if (std::search(fr.begin(), fr.end(), chain.begin(), chain.end()) != fr.end() &&
+        std::find(fr.begin(), fr.end(), "[unknown]") == fr.end())
+      whole += n;
+  }
+  ASSERT_GT(in_handler, 100u) << r.out;
+  EXPECT_GE(whole * 10, in_handler * 9) << r.out;  // at least 90%
+}
+
+// The vDSO: its frames unwind with its own CFI (read from tracekit's own
+// vDSO, the same image) into the caller's.
+TEST_F(ProfileDwarfRuntime, TheVdsoUnwindsIntoItsCaller) {
+  Workload w("nofp", {"0", "clock"});
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long in_vdso = 0, whole = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (fr.empty() || !fr.back().starts_with("__vdso_")) continue;
+    in_vdso += n;
+    if (whole_chain(fr) && std::find(fr.begin(), fr.end(), "[unknown]") == fr.end()) whole += n;
+  }
+  ASSERT_GT(in_vdso, 50u) << r.out;
+  EXPECT_GE(whole * 10, in_vdso * 9) << r.out;  // at least 90%
+}
+
+// JIT code (named by /tmp/perf-PID.map) has no CFI: the unwind stops
+// there, saying so with [unknown], and never loops.
+TEST_F(ProfileDwarfRuntime, JitCodeEndsTheUnwindWithUnknown) {
+  Workload w("nofp", {"0", "jit"});
+  const std::string map = "/tmp/perf-" + w.pid_str() + ".map";
+  auto r = profile({"--call-graph", "dwarf", "-U", "-F", "199", "-f", "-p", w.pid_str(), "2"});
+  unlink(map.c_str());  // the workload is killed: it cannot
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long in_jit = 0, stopped = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto fr = frames_of(stack);
+    if (fr.empty() || fr.back() != "nofp_jit_loop") continue;
+    in_jit += n;
+    if (fr == std::vector<std::string>{"nofp", "[unknown]", "nofp_jit_loop"}) stopped += n;
+  }
+  ASSERT_GT(in_jit, 100u) << r.out;
+  EXPECT_GE(stopped * 10, in_jit * 9) << r.out;  // at least 90%
 }
 
 // From main down to nofp_leaf, root first, joined by ";" ("" when frames

@@ -17,6 +17,33 @@ TEST(PerfUserUnwindTest, CallGraphOptionWithAndWithoutKernelOnly) {
   EXPECT_FALSE(call_graph_option("dwarf,x", false).ok());
 }
 
+TEST(PerfUserUnwindTest, ShortUserStacks) {
+  // Code at 0x1000..0x2000; anything else is what a walk past a frame
+  // pointer that was none reads (a stack address, data).
+  auto code = [](uint64_t a) { return a >= 0x1000 && a < 0x2000; };
+  const uint64_t deep[] = {0x1100, 0x1200, 0x1300, 0x1400};
+  const uint64_t ends_in_libc_start[] = {0x1100, 0x1200};  // main, its caller
+  const uint64_t one[] = {0x1100};
+  const uint64_t garbage_second[] = {0x1100, 0x7ffc0000, 0x2f32666172};
+  const uint64_t garbage_third[] = {0x1100, 0x1200, 0x7ffc0000, 0x1300};
+  const uint64_t garbage_fourth[] = {0x1100, 0x1200, 0x1300, 0x7ffc0000};
+  EXPECT_FALSE(short_user_stack({}, code));  // no user side
+  EXPECT_FALSE(short_user_stack(deep, code));
+  EXPECT_FALSE(short_user_stack(ends_in_libc_start, code));
+  EXPECT_TRUE(short_user_stack(one, code));
+  EXPECT_TRUE(short_user_stack(garbage_second, code));
+  EXPECT_TRUE(short_user_stack(garbage_third, code));
+  EXPECT_FALSE(short_user_stack(garbage_fourth, code));
+  // Most: more than half, and at least kMinShortUserStacks.
+  EXPECT_TRUE(user_stacks_look_truncated(20, 39));
+  EXPECT_FALSE(user_stacks_look_truncated(20, 40));
+  EXPECT_FALSE(user_stacks_look_truncated(19, 19));
+  EXPECT_FALSE(user_stacks_look_truncated(0, 0));
+  EXPECT_EQ(kTruncatedUserStacksHint,
+            "user stacks look truncated (code built without frame pointers?); try --call-graph "
+            "dwarf\n");
+}
+
 TEST(PerfUserUnwindTest, CutWarning) {
   EXPECT_EQ(cut_user_stacks_warning(3, 64),
             "WARNING: 3 user stacks were cut at 64 bytes (--call-graph dwarf,64): their outer "

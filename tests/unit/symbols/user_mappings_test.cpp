@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "self_maps.hpp"
+#include "symbols/mapped_files.hpp"
 #include "symbols/user.hpp"
 
 namespace mappings_test_ns {
@@ -123,6 +124,23 @@ TEST(SymbolsUserMappingsTest, IdentityIsChecked) {
     add(us, kFakePid, *text, c.id);
     EXPECT_EQ(us.lookup(kFakePid, target_addr()).has_value(), c.resolves);
   }
+}
+
+TEST(SymbolsUserMappingsTest, WhereAMappedFileIsRead) {
+  auto paths = [](std::string_view path) {
+    std::vector<std::string> out;
+    for (const MappedPath& p : mapped_paths(42, 0x1000, 0x3000, path))
+      out.push_back((p.live ? "live " : "") + p.path);
+    return out;
+  };
+  EXPECT_EQ(paths("/usr/bin/x"),
+            (std::vector<std::string>{"/usr/bin/x", "live /proc/42/map_files/1000-3000",
+                                      "live /proc/42/root/usr/bin/x"}));
+  EXPECT_EQ(paths("/usr/bin/x (deleted)"),
+            (std::vector<std::string>{"live /proc/42/map_files/1000-3000"}));
+  EXPECT_TRUE(paths("[vdso]").empty());
+  EXPECT_TRUE(paths("//anon").empty());
+  EXPECT_TRUE(paths("").empty());
 }
 
 TEST(SymbolsUserMappingsTest, PathsThatAreNoFilesResolveNothing) {
