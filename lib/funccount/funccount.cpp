@@ -138,6 +138,8 @@ int run(const Options& o) {
     return fail(Error{
         0, "0 functions matched by \"" + o.pattern + "\". Exiting.", {}, {}, ErrorKind::kNoMatch});
 
+  if (spec->kind == probe::Kind::kTracepoint)
+    ways = {tracepoint_backend(*targets, features.has(kernel::Feature::kInstances))};
   if (ways.front() == Backend::kProfiler) cli::sweep_leftovers(cli::Sweep::kMount);
   CounterOptions co;
   co.tool = "funccount";
