@@ -326,19 +326,8 @@ std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool 
 }
 
 Backend tracepoint_backend(const std::vector<probe::Target>& targets, bool instances) {
-  size_t events = 0;
-  bool enter = false, exit = false;
-  for (const auto& t : targets) {
-    if (t.syscall_nr < 0)
-      ++events;
-    else if (t.event.rfind("sys_exit", 0) == 0)
-      exit = true;
-    else
-      enter = true;
-  }
-  events += enter + exit;
-  return instances && events > kMaxCountedTracepoints ? Backend::kEventTracer
-                                                      : Backend::kEventCounters;
+  return instances && targets.size() > kMaxCountedTracepoints ? Backend::kEventTracer
+                                                              : Backend::kEventCounters;
 }
 
 std::vector<Backend> host_kernel_function_backends(kernel::Features& f, bool pid) {

@@ -52,15 +52,19 @@ std::vector<Backend> host_kernel_function_backends(kernel::Features& f, bool pid
 inline constexpr size_t kMaxCountedTracepoints = 4;
 
 // The way for tracepoint targets (t:): kEventTracer for more than
-// kMaxCountedTracepoints events where the kernel has instances, else
-// kEventCounters. Syscall stand-ins (syscall_nr set) are one raw_syscalls
-// event per direction. Pure.
+// kMaxCountedTracepoints where the kernel has instances, else
+// kEventCounters. Syscall stand-ins (syscall_nr set) count one each too:
+// they close with one synchronisation, but each is a perf counter whose
+// filter runs on every system call of the machine (345 of them made a
+// getppid() call 80 times slower), where the instance runs one. Pure.
 Backend tracepoint_backend(const std::vector<probe::Target>& targets, bool instances);
 
-// The ftrace per-CPU buffer for kEventTracer: a syscall tracepoint's
-// record is about 50 bytes, so 16 MiB hold 0.3 s of a 1 M events/s burst
-// on one CPU, more than a reader's wait between passes.
+// The ftrace per-CPU buffer for kEventTracer, and how often it is read at
+// least: a syscall tracepoint's record is 20 to 70 bytes
+// (raw_syscalls:sys_enter's, a stand-in's, 68), so 16 MiB hold 0.24 s of
+// a 1 M events/s burst on one CPU at worst, more than twice the wait.
 inline constexpr size_t kEventTracerBufferKb = 16384;
+inline constexpr int kEventTracerPollMs = 100;
 
 // Why no way of counting kernel functions works here: each missing feature
 // (or "turned off by TRACEKIT_KERNEL_FEATURES"), with the CONFIG options

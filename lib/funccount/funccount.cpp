@@ -154,6 +154,7 @@ int run(const Options& o) {
   r.duration = o.duration;
   r.interval = o.interval;
   r.timestamp = o.timestamp;
+  if (ways.front() == Backend::kEventTracer) r.poll_ms = kEventTracerPollMs;
   r.before_report = "\n";
   r.after_report = "\nEnding tracing...\n";
   return session::run(engine, r);

@@ -132,8 +132,9 @@ TEST_F(FunccountRuntime, ManyTracepointsWholeSystem) {
 
 // The ways for many tracepoints: the run's instance where the kernel has
 // instances (with -p, its pid list; without event-fork, a common_pid
-// filter and a note); perf counters without, as for a few tracepoints.
-// Exact every way.
+// filter and a note; without syscall tracepoints, raw_syscalls:sys_enter
+// with an id filter, counted by its id field); perf counters without, as
+// for a few tracepoints. Exact every way.
 TEST_F(FunccountRuntime, ManyTracepointsWays) {
   struct Way {
     std::string forced;
@@ -142,6 +143,7 @@ TEST_F(FunccountRuntime, ManyTracepointsWays) {
   };
   for (const auto& w : std::vector<Way>{{"", true, ""},
                                         {"-set_event_pid,-event_fork", true, "cannot follow forks"},
+                                        {"-syscall_tracepoints", true, ""},
                                         {"-instances", false, ""},
                                         {"-tracefs,-instances", false, ""}}) {
     ForcedFeatures f(w.forced, false);
