@@ -1,9 +1,10 @@
-// How this works: three counters with one interface. The profiler sums
+// How this works: four counters with one interface. The profiler sums
 // trace_stat/function<CPU> and restarts the counts by turning
 // function_profile_enabled off and on; the perf counters are read and the
 // last reading subtracted; the function tracer's records are counted by
 // address as they are read and the addresses named with kallsyms at each
-// take. Each owns what it made (the top level's settings and lock, perf fds
+// take; the events' records in the instance are counted by event id (a
+// raw_syscalls stand-in's by its id field) as they are read. Each owns what it made (the top level's settings and lock, perf fds
 // before the probes they count, the session) and undoes it when destroyed.
 #include "funccount/counting.hpp"
 
