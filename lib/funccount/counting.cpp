@@ -1,15 +1,17 @@
-// How this works: three counters with one interface. The profiler sums
+// How this works: four counters with one interface. The profiler sums
 // trace_stat/function<CPU> and restarts the counts by turning
 // function_profile_enabled off and on; the perf counters are read and the
 // last reading subtracted; the function tracer's records are counted by
 // address as they are read and the addresses named with kallsyms at each
-// take. Each owns what it made (the top level's settings and lock, perf fds
+// take; the events' records in the instance are counted by event id (a
+// raw_syscalls stand-in's by its id field) as they are read. Each owns what it made (the top level's settings and lock, perf fds
 // before the probes they count, the session) and undoes it when destroyed.
 #include "funccount/counting.hpp"
 
 #include <traceevent/event-parse.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +34,12 @@ namespace tracekit::funccount {
 namespace {
 
 using Counts = std::map<std::string, uint64_t>;
+
+// "syscalls:sys_enter_NAME" for syscall nr of a raw_syscalls stand-in.
+std::string syscall_name(const session::TraceEvent& ev, int nr) {
+  const bool exit = ev.event == syscalls::raw_event(true);
+  return std::string(syscalls::kSystem) + ":" + syscalls::event_name(exit, nr);
+}
 
 // The function profiler at the top level, under the lock.
 class ProfilerCounter : public Counter {
@@ -87,10 +95,9 @@ class EventCounter : public Counter {
       }
       // raw_syscalls standing for syscalls:* events: one counter per
       // syscall, with its id filter.
-      const bool exit = ev.event == syscalls::raw_event(true);
       for (int nr : ev.syscalls) {
         counted.push_back({ev.id, syscalls::id_filter({nr})});
-        c->names_.push_back(std::string(syscalls::kSystem) + ":" + syscalls::event_name(exit, nr));
+        c->names_.push_back(syscall_name(ev, nr));
       }
     }
     std::vector<int> tids;
@@ -136,9 +143,58 @@ class EventCounter : public Counter {
   std::optional<Result<std::vector<uint64_t>>> final_;
 };
 
+// The run's instance read raw: the records are counted as they are read, by
+// count(), and each take() names what was counted since the last. The
+// reader's own records are left out (reading the rings makes system calls
+// and calls vfs_read).
+class InstanceCounter : public Counter {
+ public:
+  void poll(int timeout_ms) override {
+    capture_->poll(timeout_ms, [&](const ftrace::Event& ev) {
+      if (ev.pid != self_) count(ev);
+    });
+  }
+  void stop() override { (void)capture_->instance().set_tracing_on(false); }
+  Counts take(std::ostream& err) override {
+    capture_->flush([&](const ftrace::Event& ev) {
+      if (ev.pid != self_) count(ev);
+    });
+    Counts sum = named();
+    const uint64_t lost = capture_->reader().dropped();
+    session::report_lost(err, lost - lost_, false);
+    lost_ = lost;
+    return sum;
+  }
+
+ protected:
+  // Starts reading the session's events (no stacks) into buffers of
+  // buffer_kb per CPU (0: the kernel's default).
+  Status read(session::TraceSession trace, const CounterOptions& o, size_t buffer_kb,
+              std::ostream& warn) {
+    trace_.emplace(std::move(trace));
+    session::CaptureOptions co;
+    co.pid = o.pid;
+    co.stacks = false;
+    co.buffer_kb = buffer_kb;
+    if (auto s = trace_->read_with_ftrace(co, warn); !s) return s.error();
+    capture_ = trace_->ftrace();
+    return {};
+  }
+  tep_handle* tep() { return capture_->reader().tep(); }
+  virtual void count(const ftrace::Event& ev) = 0;
+  // The counts since the last call, by name; counting starts again.
+  virtual Counts named() = 0;
+
+ private:
+  std::optional<session::TraceSession> trace_;
+  session::FtraceCapture* capture_ = nullptr;
+  uint64_t lost_ = 0;
+  const int self_ = static_cast<int>(::getpid());
+};
+
 // The function tracer in the session's instance, its records counted by
 // function address.
-class FunctionTracerCounter : public Counter {
+class FunctionTracerCounter : public InstanceCounter {
  public:
   static Result<std::unique_ptr<FunctionTracerCounter>> start(session::TraceSession trace,
                                                               const CounterOptions& o,
@@ -147,14 +203,8 @@ class FunctionTracerCounter : public Counter {
     auto k = symbols::KernelSymbols::load();
     if (!k) return k.error();
     c->ksyms_ = std::move(*k);
-    c->trace_.emplace(std::move(trace));
-    session::CaptureOptions co;
-    co.pid = o.pid;
-    co.stacks = false;
-    if (auto s = c->trace_->read_with_ftrace(co, warn); !s) return s.error();
-    c->capture_ = c->trace_->ftrace();
-    tep_handle* tep = c->capture_->reader().tep();
-    tep_event* fn = tep_find_event_by_name(tep, "ftrace", "function");
+    if (auto s = c->read(std::move(trace), o, 0, warn); !s) return s.error();
+    tep_event* fn = tep_find_event_by_name(c->tep(), "ftrace", "function");
     if (!fn) return Error{ENOENT, "no ftrace:function event format", {}, {}};
     c->function_id_ = fn->id;
     c->ip_ = tep_find_field(fn, "ip");
@@ -162,12 +212,15 @@ class FunctionTracerCounter : public Counter {
     return c;
   }
 
-  void poll(int timeout_ms) override {
-    capture_->poll(timeout_ms, [&](const ftrace::Event& ev) { count(ev); });
+ private:
+  FunctionTracerCounter() = default;
+  void count(const ftrace::Event& ev) override {
+    if (ev.type != function_id_) return;
+    unsigned long long ip = 0;
+    if (tep_read_number_field(const_cast<tep_format_field*>(ip_), ev.data.data(), &ip) == 0)
+      ++by_ip_[ip];
   }
-  void stop() override { (void)capture_->instance().set_tracing_on(false); }
-  Counts take(std::ostream& err) override {
-    capture_->flush([&](const ftrace::Event& ev) { count(ev); });
+  Counts named() override {
     Counts sum;
     for (const auto& [ip, n] : by_ip_) {
       auto r = ksyms_.lookup(ip);
@@ -176,29 +229,74 @@ class FunctionTracerCounter : public Counter {
       sum[r ? std::string(r->name) : std::string(hex)] += n;
     }
     by_ip_.clear();
-    const uint64_t lost = capture_->reader().dropped();
-    session::report_lost(err, lost - lost_, false);
-    lost_ = lost;
     return sum;
   }
-
- private:
-  FunctionTracerCounter() = default;
-  void count(const ftrace::Event& ev) {
-    // Not our own calls: reading the ring buffers calls vfs_read too.
-    if (ev.type != function_id_ || ev.pid == self_) return;
-    unsigned long long ip = 0;
-    if (tep_read_number_field(const_cast<tep_format_field*>(ip_), ev.data.data(), &ip) == 0)
-      ++by_ip_[ip];
-  }
   symbols::KernelSymbols ksyms_;
-  std::optional<session::TraceSession> trace_;
-  session::FtraceCapture* capture_ = nullptr;
   int function_id_ = -1;
   const tep_format_field* ip_ = nullptr;
   std::unordered_map<uint64_t, uint64_t> by_ip_;
-  uint64_t lost_ = 0;
-  const int self_ = static_cast<int>(::getpid());
+};
+
+// The session's tracepoints enabled in its instance, their records counted
+// by event id (raw_syscalls stand-ins by their id field, the syscall).
+class EventTracerCounter : public InstanceCounter {
+ public:
+  static Result<std::unique_ptr<EventTracerCounter>> start(session::TraceSession trace,
+                                                           const CounterOptions& o,
+                                                           std::ostream& warn) {
+    std::unique_ptr<EventTracerCounter> c(new EventTracerCounter);
+    // Before the session is moved into the reader: its events.
+    std::vector<session::TraceEvent> events = trace.probes().events();
+    if (auto s = c->read(std::move(trace), o, kEventTracerBufferKb, warn); !s) return s.error();
+    for (const auto& ev : events) {
+      Slot& slot = c->slots_[ev.id];
+      if (ev.syscalls.empty()) {
+        slot.index = c->add(ev.target);
+        continue;
+      }
+      tep_event* raw = tep_find_event(c->tep(), ev.id);
+      slot.nr = raw ? tep_find_field(raw, "id") : nullptr;
+      if (!slot.nr) return Error{ENOENT, "no id field in " + ev.system + ":" + ev.event, {}, {}};
+      for (int nr : ev.syscalls) slot.syscalls[nr] = c->add(syscall_name(ev, nr));
+    }
+    return c;
+  }
+
+ private:
+  struct Slot {
+    size_t index = 0;                              // the event's count
+    const tep_format_field* nr = nullptr;          // a stand-in's syscall number field
+    std::unordered_map<long, size_t> syscalls;     // a stand-in's counts, by syscall
+  };
+  EventTracerCounter() = default;
+  size_t add(std::string name) {
+    names_.push_back(std::move(name));
+    counts_.push_back(0);
+    return names_.size() - 1;
+  }
+  void count(const ftrace::Event& ev) override {
+    auto it = slots_.find(ev.type);
+    if (it == slots_.end()) return;
+    const Slot& slot = it->second;
+    if (!slot.nr) {
+      ++counts_[slot.index];
+      return;
+    }
+    unsigned long long nr = 0;
+    if (tep_read_number_field(const_cast<tep_format_field*>(slot.nr), ev.data.data(), &nr) != 0)
+      return;
+    if (auto s = slot.syscalls.find(static_cast<long>(nr)); s != slot.syscalls.end())
+      ++counts_[s->second];
+  }
+  Counts named() override {
+    Counts sum;
+    for (size_t i = 0; i < names_.size(); ++i) sum[names_[i]] += counts_[i];
+    std::fill(counts_.begin(), counts_.end(), 0);
+    return sum;
+  }
+  std::unordered_map<int, Slot> slots_;  // by event id
+  std::vector<std::string> names_;
+  std::vector<uint64_t> counts_;  // per name
 };
 
 }  // namespace
@@ -213,6 +311,8 @@ std::string_view backend_name(Backend b) {
       return "the function tracer, counted by address";
     case Backend::kEventCounters:
       return "perf counters on the events";
+    case Backend::kEventTracer:
+      return "the events in the run's instance, counted by id";
   }
   return "";
 }
@@ -224,6 +324,11 @@ std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool 
   if (kprobes) ways.push_back(Backend::kKprobeCounters);
   if (function_tracer) ways.push_back(Backend::kFunctionTracer);
   return ways;
+}
+
+Backend tracepoint_backend(const std::vector<probe::Target>& targets, bool instances) {
+  return instances && targets.size() > kMaxCountedTracepoints ? Backend::kEventTracer
+                                                              : Backend::kEventCounters;
 }
 
 std::vector<Backend> host_kernel_function_backends(kernel::Features& f, bool pid) {
@@ -290,6 +395,14 @@ Result<std::unique_ptr<Counter>> start_counter(Backend b, const std::vector<prob
                                                  /*function_tracer=*/true, warn);
       if (!trace) return trace.error();
       auto c = FunctionTracerCounter::start(std::move(*trace), o, warn);
+      if (!c) return c.error();
+      return std::unique_ptr<Counter>(std::move(*c));
+    }
+    case Backend::kEventTracer: {
+      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
+                                                 /*function_tracer=*/false, warn);
+      if (!trace) return trace.error();
+      auto c = EventTracerCounter::start(std::move(*trace), o, warn);
       if (!c) return c.error();
       return std::unique_ptr<Counter>(std::move(*c));
     }

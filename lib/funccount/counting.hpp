@@ -1,8 +1,9 @@
 // Counting kernel function calls (and tracepoint and user function hits) in
 // the kernel, by one of the ways funccount has (funccount.hpp's list): the
 // function profiler at the top level under perf-tools' lock, perf counters
-// on the run's probe events, or the function tracer in the run's instance
-// counted by address. Shared by the tools that count functions: funccount
+// on the run's probe events, the function tracer in the run's instance
+// counted by address, or many tracepoints' events in the run's instance
+// counted by event id. Shared by the tools that count functions: funccount
 // prints the counts as they are, cachestat computes page cache hits and
 // misses from them.
 #pragma once
@@ -23,7 +24,13 @@
 
 namespace tracekit::funccount {
 
-enum class Backend { kProfiler, kKprobeCounters, kFunctionTracer, kEventCounters };
+enum class Backend {
+  kProfiler,
+  kKprobeCounters,
+  kFunctionTracer,
+  kEventCounters,
+  kEventTracer,
+};
 // "the function profiler", "perf counters on kprobes", ...
 std::string_view backend_name(Backend b);
 
@@ -35,6 +42,29 @@ std::vector<Backend> kernel_function_backends(bool profiler, bool kprobes, bool 
 // The ways for kernel functions on this host (features, with
 // TRACEKIT_KERNEL_FEATURES applied), in order; empty when there is none.
 std::vector<Backend> host_kernel_function_backends(kernel::Features& f, bool pid);
+
+// Above this many tracepoints, they are counted from the run's instance
+// (kEventTracer) rather than by perf counters: the kernel tears down a
+// tracepoint's last perf event with a synchronisation under event_mutex
+// (perf_trace_event_unreg -> tracepoint_synchronize_unregister), 35 to 40
+// ms each here, one after the other, so 4 stay under the 200 ms teardown
+// target; disabling events in an instance costs under 0.1 s for 360.
+inline constexpr size_t kMaxCountedTracepoints = 4;
+
+// The way for tracepoint targets (t:): kEventTracer for more than
+// kMaxCountedTracepoints where the kernel has instances, else
+// kEventCounters. Syscall stand-ins (syscall_nr set) count one each too:
+// they close with one synchronisation, but each is a perf counter whose
+// filter runs on every system call of the machine (345 of them made a
+// getppid() call 80 times slower), where the instance runs one. Pure.
+Backend tracepoint_backend(const std::vector<probe::Target>& targets, bool instances);
+
+// The ftrace per-CPU buffer for kEventTracer, and how often it is read at
+// least: a syscall tracepoint's record is 20 to 70 bytes
+// (raw_syscalls:sys_enter's, a stand-in's, 68), so 16 MiB hold 0.24 s of
+// a 1 M events/s burst on one CPU at worst, more than twice the wait.
+inline constexpr size_t kEventTracerBufferKb = 16384;
+inline constexpr int kEventTracerPollMs = 100;
 
 // Why no way of counting kernel functions works here: each missing feature
 // (or "turned off by TRACEKIT_KERNEL_FEATURES"), with the CONFIG options
@@ -71,7 +101,8 @@ struct CounterOptions {
 };
 
 // Starts counting targets (kernel functions for kProfiler, kKprobeCounters
-// and kFunctionTracer; any target for kEventCounters) the way b says. What
+// and kFunctionTracer; any target for kEventCounters; tracepoints for
+// kEventTracer) the way b says. What
 // it created in the kernel is undone when the counter is destroyed.
 // Warnings (skipped targets) go to warn. Error: the lock is held (naming the
 // holder), a probe or counter the kernel refused, no such process.

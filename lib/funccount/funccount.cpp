@@ -138,6 +138,8 @@ int run(const Options& o) {
     return fail(Error{
         0, "0 functions matched by \"" + o.pattern + "\". Exiting.", {}, {}, ErrorKind::kNoMatch});
 
+  if (spec->kind == probe::Kind::kTracepoint)
+    ways = {tracepoint_backend(*targets, features.has(kernel::Feature::kInstances))};
   if (ways.front() == Backend::kProfiler) cli::sweep_leftovers(cli::Sweep::kMount);
   CounterOptions co;
   co.tool = "funccount";
@@ -152,6 +154,7 @@ int run(const Options& o) {
   r.duration = o.duration;
   r.interval = o.interval;
   r.timestamp = o.timestamp;
+  if (ways.front() == Backend::kEventTracer) r.poll_ms = kEventTracerPollMs;
   r.before_report = "\n";
   r.after_report = "\nEnding tracing...\n";
   return session::run(engine, r);

@@ -48,6 +48,30 @@ TEST(FunccountWays, ProfilerFirstButNotForAProcess) {
   EXPECT_TRUE(kernel_function_backends(true, false, false, true).empty());
 }
 
+// Tracepoints: perf counters for a few, the run's instance for more than
+// kMaxCountedTracepoints where there are instances; syscall stand-ins
+// count one each (a perf counter each, its filter run on every syscall).
+TEST(FunccountWays, ManyTracepointsInTheInstance) {
+  using B = Backend;
+  auto tracepoints = [](size_t n, int first_nr = -1) {
+    std::vector<probe::Target> ts(n);
+    for (size_t i = 0; i < n; ++i) {
+      ts[i].kind = probe::Kind::kTracepoint;
+      ts[i].system = "syscalls";
+      ts[i].event = "sys_enter_" + std::to_string(i);
+      if (first_nr >= 0) ts[i].syscall_nr = first_nr + static_cast<int>(i);
+    }
+    return ts;
+  };
+  EXPECT_EQ(tracepoint_backend(tracepoints(1), true), B::kEventCounters);
+  EXPECT_EQ(tracepoint_backend(tracepoints(kMaxCountedTracepoints), true), B::kEventCounters);
+  EXPECT_EQ(tracepoint_backend(tracepoints(kMaxCountedTracepoints + 1), true), B::kEventTracer);
+  EXPECT_EQ(tracepoint_backend(tracepoints(360), true), B::kEventTracer);
+  EXPECT_EQ(tracepoint_backend(tracepoints(360), false), B::kEventCounters);
+  EXPECT_EQ(tracepoint_backend(tracepoints(345, 0), true), B::kEventTracer);
+  EXPECT_EQ(tracepoint_backend(tracepoints(kMaxCountedTracepoints, 0), true), B::kEventCounters);
+}
+
 const char* kStat =
     "  Function                               Hit    Time            Avg             s^2\n"
     "  --------                               ---    ----            ---             ---\n"
