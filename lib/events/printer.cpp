@@ -108,10 +108,11 @@ void with_caller(std::span<const uint64_t> stack, uint64_t caller, size_t max,
 void drop_last_argument(std::string& text, size_t begin, std::string_view name) {
   size_t end = text.find('\n', begin);
   if (end == std::string::npos) end = text.size();
-  const std::string arg = " " + std::string(name) + "=";
-  const size_t at = text.rfind(arg, end);
-  if (at == std::string::npos || at < begin) return;
-  if (text.find(' ', at + arg.size()) < end) return;  // not the last argument
+  if (end == begin) return;
+  const size_t at = text.rfind(' ', end - 1);  // before the last argument
+  if (at == std::string::npos || at < begin || end - at < name.size() + 2 ||
+      text.compare(at + 1, name.size(), name) != 0 || text[at + 1 + name.size()] != '=')
+    return;
   text.erase(at, end - at);
 }
 
