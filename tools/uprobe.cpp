@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "events/tool.hpp"
+#include "kernel/features.hpp"
 #include "probe/definition.hpp"
 #include "probe/spec.hpp"
 #include "session/trace_session.hpp"
@@ -42,14 +43,22 @@ int list(const std::string& target) {
   return cli::kExitOk;
 }
 
-// The file offset of the definition's symbol (+ offset) or address in path.
-Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path) {
+// Where a definition probes: the file offset of its symbol (+ offset) or
+// address in path, and whether that is a function's first instruction.
+struct Place {
+  uint64_t offset = 0;
+  bool entry = false;
+};
+
+Result<Place> place_of(const probe::Definition& d, const std::string& path) {
   auto syms = probe::elf_symbols(path);
   if (!syms) return syms.error();
   if (d.is_address) {
+    auto starts = [&](const auto& f) { return f.address == d.offset; };
+    const bool entry = std::any_of(syms->functions.begin(), syms->functions.end(), starts);
     for (const auto& f : syms->functions)
       if (d.offset >= f.address && d.offset < f.address + std::max<uint64_t>(f.size, 1))
-        return f.file_offset + (d.offset - f.address);
+        return Place{f.file_offset + (d.offset - f.address), entry};
     char a[32];
     std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(d.offset));
     return Error{ENOENT, std::string("address ") + a + " is in no function of " + path, {},
@@ -59,7 +68,7 @@ Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path
     if (f.name == d.function) {
       if (d.offset && f.size && d.offset >= f.size)
         return Error{EINVAL, "offset beyond the end of " + d.function, path, {}};
-      return f.file_offset + d.offset;
+      return Place{f.file_offset + d.offset, d.offset == 0};
     }
   if (!syms->has_symtab && !syms->has_dynsym)
     return Error{ENOENT, path + " has no symbol table (stripped)", {},
@@ -68,20 +77,46 @@ Result<uint64_t> file_offset(const probe::Definition& d, const std::string& path
                "list them with uprobe -l " + path};
 }
 
-// The probe of a definition: its target file and the symbol's file offset.
-Result<probe::Target> probe_target(const probe::Definition& def) {
+// The probe of a definition: its target file and the symbol's file offset;
+// entry: whether it is at a function's first instruction (an entry probe).
+Result<probe::Target> probe_target(const probe::Definition& def, bool& entry) {
   auto path = resolve_target(def.target);
   if (!path) return path.error();
-  auto offset = file_offset(def, *path);
-  if (!offset) return offset.error();
+  auto place = place_of(def, *path);
+  if (!place) return place.error();
+  entry = place->entry && !def.is_return;
   probe::Target t;
   t.kind = def.is_return ? probe::Kind::kUserReturn : probe::Kind::kUser;
   t.function = def.function;
   t.path = *path;
-  t.offset = *offset;
+  t.offset = place->offset;
   t.event_name = def.event_name();
   t.fetchargs = def.fetchargs;
   return t;
+}
+
+// The fetch argument that -s adds to an entry probe: the return address at
+// the stack pointer (x86_64: the call pushed it there), the caller that the
+// kernel's frame-pointer walk skips (the probed function has not pushed its
+// frame yet). The printer takes it as the user stack's second frame.
+constexpr const char* kCallerField = "__tracekit_caller";
+
+// -s at an entry probe: adds the caller's fetch argument to t, or says on
+// stderr why its stacks miss the caller.
+void add_caller(probe::Target& t, events::Options& ev) {
+#if defined(__x86_64__)
+  constexpr kernel::Feature f = kernel::Feature::kUprobeFetchArgs;
+  if (kernel::Features::host().has(f)) {
+    t.fetchargs += std::string(t.fetchargs.empty() ? "" : " ") + kCallerField + "=+0(%sp):x64";
+    ev.caller_field = kCallerField;
+    return;
+  }
+  std::cerr << "uprobe: user stacks miss the caller of " << t.event_name << " (their second frame): "
+            << kernel::missing_error(f, kernel::forced_off(f)).str() << "\n";
+#else
+  std::cerr << "uprobe: user stacks miss the caller of " << t.event_name
+            << " (their second frame): its return address is read on x86_64 only\n";
+#endif
 }
 
 }  // namespace
@@ -122,8 +157,11 @@ int uprobe_main(int argc, char** argv) {
   if (!def) return cmd.usage_error(def.error().str());
 
   cli::install_stop_handlers();
-  auto t = probe_target(*def);
+  bool entry = false;
+  auto t = probe_target(*def, entry);
   if (!t) return events::fail("uprobe", t.error());
+  const std::string fetchargs = t->fetchargs;  // as the header shows them
+  if (o.ev.user_stacks && entry) add_caller(*t, o.ev);
   auto dir = tracefs::tracing_dir();
   if (!dir) return events::fail("uprobe", dir.error());
   auto trace = session::TraceSession::create(*dir, "uprobe", {*t}, /*function_tracer=*/false,
@@ -132,7 +170,7 @@ int uprobe_main(int argc, char** argv) {
   char where[64];
   std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(t->offset));
   std::string detail = std::string(def->is_return ? "r:" : "p:") + t->event_name + " " + t->path +
-                       where + (t->fetchargs.empty() ? "" : " " + t->fetchargs);
+                       where + (fetchargs.empty() ? "" : " " + fetchargs);
   return events::view_or_trace(std::move(*trace), o, "uprobe " + t->event_name, detail);
 }
 

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include <traceevent/event-parse.h>
+
 #include "cli/signals.hpp"
 #include "output/event_text.hpp"
 #include "session/saved_comms.hpp"
@@ -39,10 +41,38 @@ struct Printer::Impl {
   std::vector<Line> lines;
   std::string ordered;  // batch in timestamp order, when it was not
   uint64_t printed = 0;
+  // Options::caller_field: its field in each event type seen (null where the
+  // type has none), the user stack record's length, and a stack with it.
+  tep_handle* tep = nullptr;
+  std::unordered_map<int, tep_format_field*> caller_fields;
+  size_t user_entries = 8;
+  std::vector<uint64_t> frames;
+
+  tep_format_field* caller_field(int type) {
+    auto [at, added] = caller_fields.try_emplace(type, nullptr);
+    if (added)
+      if (tep_event* ev = tep_find_event(tep, type))
+        at->second = tep_find_field(ev, o.caller_field.c_str());
+    return at->second;
+  }
 
   void collect(const ftrace::Event& e) {
     const size_t begin = batch.size();
-    text->print(batch, e);
+    tep_format_field* caller = o.caller_field.empty() ? nullptr : caller_field(e.type);
+    if (!caller) {
+      text->print(batch, e);
+    } else {
+      ftrace::Event with = e;
+      unsigned long long ret = 0;
+      if (e.has_user_stack &&
+          static_cast<size_t>(caller->offset) + static_cast<size_t>(caller->size) <= e.data.size() &&
+          tep_read_number_field(caller, e.data.data(), &ret) == 0) {
+        with_caller(e.user_stack, ret, user_entries, frames);
+        with.user_stack = frames;
+      }
+      text->print(batch, with);
+      drop_last_argument(batch, begin, o.caller_field);
+    }
     lines.push_back({e.ts, begin, batch.size()});
   }
 
@@ -66,6 +96,25 @@ struct Printer::Impl {
     to.flush();
   }
 };
+
+void with_caller(std::span<const uint64_t> stack, uint64_t caller, size_t max,
+                 std::vector<uint64_t>& out) {
+  out.assign(stack.begin(), stack.end());
+  if (out.empty() || caller == 0 || (out.size() > 1 && out[1] == caller)) return;
+  out.insert(out.begin() + 1, caller);
+  if (out.size() > std::max<size_t>(max, 2)) out.resize(std::max<size_t>(max, 2));
+}
+
+void drop_last_argument(std::string& text, size_t begin, std::string_view name) {
+  size_t end = text.find('\n', begin);
+  if (end == std::string::npos) end = text.size();
+  if (end == begin) return;
+  const size_t at = text.rfind(' ', end - 1);  // before the last argument
+  if (at == std::string::npos || at < begin || end - at < name.size() + 2 ||
+      text.compare(at + 1, name.size(), name) != 0 || text[at + 1 + name.size()] != '=')
+    return;
+  text.erase(at, end - at);
+}
 
 Printer::Printer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 Printer::Printer(Printer&&) noexcept = default;
@@ -114,6 +163,10 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
                      : o.user_addresses ? output::EventText::ProbeAddresses::kUser
                                         : output::EventText::ProbeAddresses::kAsFormatted,
                      impl->usyms.get(), impl->trace->probes().raw_syscalls());
+  impl->tep = impl->capture->reader().tep();
+  if (tep_event* user = tep_find_event_by_name(impl->tep, "ftrace", "user_stack"))
+    if (tep_format_field* f = tep_find_field(user, "caller"); f && f->arraylen > 0)
+      impl->user_entries = static_cast<size_t>(f->arraylen);
   return Printer(std::move(impl));
 }
 

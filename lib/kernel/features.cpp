@@ -209,6 +209,11 @@ bool Features::probe(Feature f) {
     // uprobe_events; before, a probe with an event's name replaced it.
     case F::kProbeAppend: return file_contains(d + "/README", "Create/append/remove/show");
     case F::kProbeImmediate: return file_contains(d + "/README", "\\imm-value");
+    // The README's probe section names the fetch arguments ("fetcharg:"),
+    // uprobes' among them; a kernel that has them but not that section
+    // counts as without.
+    case F::kUprobeFetchArgs:
+      return exists(d + "/uprobe_events") && file_contains(d + "/README", "fetcharg");
     default: return false;
   }
 }

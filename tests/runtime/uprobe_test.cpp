@@ -15,6 +15,9 @@
 
 #include "harness.hpp"
 #include "kernel/feature.hpp"
+#include "kernel/features.hpp"
+#include "probe/spec.hpp"
+#include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -125,6 +128,136 @@ TEST_F(UprobeRuntime, UserStacks) {
   auto buffered = t.finish(60);
   ASSERT_EQ(buffered.exit_code, 0) << buffered.err;
   check(buffered.out, 53);
+}
+
+// The caller of an entry probe (-s): twocallers_u's main calls f N times,
+// its g M times. At f's first instruction the kernel's frame-pointer walk
+// goes from f to the caller's caller; the return address at the stack
+// pointer, read by a fetch argument the tool adds, is the second frame:
+// main N times, g M times. The event line is the kernel's without it.
+constexpr long kMainCalls = 409, kGCalls = 211;  // primes
+
+class UprobeCallerRuntime : public UprobeRuntime {
+ protected:
+  struct Traced {
+    RunResult r;
+    std::vector<std::string> probes;  // the tool's uprobe_events lines, while it ran
+  };
+  // uprobe ARGS -p PID DEFINITION ("WL" in it: the workload's path).
+  Traced trace_f(std::vector<std::string> args, std::string definition) {
+    Workload w("twocallers_u", {std::to_string(kMainCalls), std::to_string(kGCalls)});
+    auto at = definition.find("WL");
+    if (at != std::string::npos) definition.replace(at, 2, workload_path("twocallers_u"));
+    args.insert(args.begin(), tool_path("uprobe"));
+    args.insert(args.end(), {"-p", w.pid_str(), definition});
+    Running t(args);
+    EXPECT_TRUE(t.wait_for_stdout("Ctrl-C to end.\n", 60)) << "no header";
+    Traced out;
+    const std::string group = "tracekit_" + std::to_string(t.pid()) + "/";
+    auto dir = tracefs::tracing_dir();
+    for (const auto& l : lines_of(slurp((dir ? *dir : "") + "/uprobe_events")))
+      if (l.find(group) != std::string::npos) out.probes.push_back(l);
+    kill(w.pid(), SIGUSR1);
+    EXPECT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
+    t.signal(SIGINT);
+    out.r = t.finish(60);
+    return out;
+  }
+  // How many stacks have each function as the frame after the probed one
+  // (events named event; "" for stacks of one frame).
+  static std::map<std::string, long> second_frames(const std::string& out,
+                                                   const std::string& event) {
+    std::map<std::string, long> n;
+    auto lines = lines_of(out);
+    for (size_t i = 0; i + 2 < lines.size(); ++i) {
+      if (lines[i].find(" " + event + ": (0x") == std::string::npos) continue;
+      // The kernel's line: nothing after the address (no fetch argument).
+      EXPECT_EQ(lines[i].back(), ')') << lines[i];
+      EXPECT_NE(lines[i + 1].find(": <user stack trace>"), std::string::npos) << lines[i + 1];
+      EXPECT_EQ(lines[i + 2].rfind(" => f <", 0), 0u) << lines[i + 2];
+      std::string second;
+      if (i + 3 < lines.size() && lines[i + 3].rfind(" => ", 0) == 0)
+        second = lines[i + 3].substr(4, lines[i + 3].find(" <") - 4);
+      ++n[second];
+    }
+    return n;
+  }
+};
+
+TEST_F(UprobeCallerRuntime, EntryProbeShowsTheCaller) {
+  if (!kernel::Features::host().has(kernel::Feature::kUprobeFetchArgs))
+    GTEST_SKIP() << "no fetch arguments on uprobes (UprobeCallerRuntime.WithoutFetchArgs)";
+  // By symbol and by the symbol's address.
+  std::string f_address;
+  auto syms = probe::elf_symbols(workload_path("twocallers_u"));
+  ASSERT_TRUE(syms) << syms.error().str();
+  for (const auto& fn : syms->functions)
+    if (fn.name == "f") {
+      char a[32];
+      std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(fn.address));
+      f_address = a;
+    }
+  ASSERT_FALSE(f_address.empty());
+  for (const auto& [definition, event] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"p:WL:f", "f"}, {"p:WL:" + f_address, "twocallers_u_" + f_address}}) {
+    auto t = trace_f({"-s"}, definition);
+    ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+    EXPECT_EQ(t.r.err, "");
+    EXPECT_EQ(second_frames(t.r.out, event),
+              (std::map<std::string, long>{{"main", kMainCalls}, {"g", kGCalls}}))
+        << definition << "\n" << t.r.out.substr(0, 3000);
+    ASSERT_EQ(t.probes.size(), 1u);
+    EXPECT_NE(t.probes[0].find(" __tracekit_caller=+0(%sp):x64"), std::string::npos) << t.probes[0];
+    // The header shows the definition as given.
+    EXPECT_EQ(lines_of(t.r.out)[0].find("__tracekit_caller"), std::string::npos);
+  }
+  // With fetch arguments of the user's: theirs printed, ours not.
+  auto t = trace_f({"-s"}, "p:WL:f i=%di:s64");
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  auto [sum, n] = sum_of(t.r.out, " f: (0x", "i");
+  EXPECT_EQ(n, kMainCalls + kGCalls);
+  EXPECT_EQ(sum, kMainCalls * (kMainCalls - 1) / 2 + kGCalls * (kGCalls - 1) / 2);
+  EXPECT_EQ(t.r.out.find("__tracekit_caller"), std::string::npos);
+  auto lines = lines_of(t.r.out);
+  long main_seconds = 0;
+  for (size_t i = 0; i + 3 < lines.size(); ++i)
+    main_seconds += lines[i].find(" f: (0x") != std::string::npos &&
+                    lines[i + 3].rfind(" => main <", 0) == 0;
+  EXPECT_EQ(main_seconds, kMainCalls);
+}
+
+// Only at a function's entry with -s: not for return probes, not past the
+// first instruction, not without -s.
+TEST_F(UprobeCallerRuntime, OnlyWhereNeeded) {
+  for (const auto& [args, definition] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"-s"}, "r:WL:f"}, {{"-s"}, "p:WL:f+1"}, {{}, "p:WL:f"}}) {
+    auto t = trace_f(args, definition);
+    ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+    ASSERT_EQ(t.probes.size(), 1u) << definition;
+    EXPECT_EQ(t.probes[0].find("__tracekit_caller"), std::string::npos) << t.probes[0];
+    EXPECT_EQ(t.r.err, "") << definition;
+  }
+}
+
+// Without the feature (forced off): today's stacks, and one line saying why.
+TEST_F(UprobeCallerRuntime, WithoutFetchArgs) {
+  ForcedFeatures forced("-uprobe_fetchargs");
+  auto t = trace_f({"-s"}, "p:WL:f");
+  ASSERT_EQ(t.r.exit_code, 0) << t.r.err;
+  EXPECT_EQ(t.r.err,
+            "uprobe: user stacks miss the caller of f (their second frame): fetch arguments on "
+            "uprobes turned off by TRACEKIT_KERNEL_FEATURES (unset it to use uprobe_fetchargs)\n");
+  ASSERT_EQ(t.probes.size(), 1u);
+  EXPECT_EQ(t.probes[0].find("__tracekit_caller"), std::string::npos) << t.probes[0];
+  // g's calls show main (g's caller, from g's frame); main's show main's
+  // caller, in the C library; g never.
+  auto seconds = second_frames(t.r.out, "f");
+  EXPECT_EQ(seconds["main"], kGCalls);
+  EXPECT_EQ(seconds.count("g"), 0u);
+  long total = 0;
+  for (const auto& [frame, n] : seconds) total += n;
+  EXPECT_EQ(total, kMainCalls + kGCalls);
 }
 
 TEST_F(UprobeRuntime, ListAndView) {

@@ -54,6 +54,23 @@ case_kprobe_stacks() {
   has /tmp/kp.out '^ => ksys_read$' "ksys_read in the stacks"
 }
 
+# -s at a function's entry: the frame after the probed function is its
+# caller, in every stack. The kernel's unwinder (ORC on these kernels) starts
+# from the probe's registers, where the return address is at the stack
+# pointer; frame-pointer unwinders skip it (kprobe.8). vfs_read's caller is
+# ksys_read on 6.1 and 5.10, as their own stacktrace option shows:
+# vfs_read, ksys_read, do_syscall_64, entry_SYSCALL_64_after_hwframe.
+case_kprobe_stacks_name_the_caller() {
+  start_workload reads $N
+  traced_run /tmp/kp.out kprobe -s -p "$WL_PID" p:vfs_read
+  expect_lines /tmp/kp.out ': <stack trace>$' $N
+  local first second
+  first=$(awk '/: <stack trace>$/ { getline; print }' /tmp/kp.out | grep -c '^ => vfs_read$')
+  second=$(awk '/: <stack trace>$/ { getline; getline; print }' /tmp/kp.out | grep -c '^ => ksys_read$')
+  [ "$first" -eq $N ] || fail "$first stacks start with vfs_read, expected $N: $(head -n 12 /tmp/kp.out)"
+  [ "$second" -eq $N ] || fail "$second stacks have ksys_read after vfs_read, expected $N: $(head -n 12 /tmp/kp.out)"
+}
+
 # A string fetched from user memory: a known file opened a known number of
 # times, selected by a filter on the string.
 case_kprobe_string_fetch_and_filter() {

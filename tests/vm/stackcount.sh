@@ -24,6 +24,26 @@ case_kprobe_kernel_stacks_exact() {
   has /tmp/sc.out '^  ksys_read$' "ksys_read below vfs_read"
 }
 
+# At a function's entry the frame after it is its caller (the kernel's ORC
+# unwinder starts from the kprobe's registers): every stack counted is
+# vfs_read then ksys_read (what these kernels' own stacktrace option shows,
+# see kprobe.sh), through the kprobe's trigger (the ftrace backend) and
+# through perf (the kprobe PMU's callchain).
+case_kprobe_stacks_name_the_caller() {
+  local how
+  for how in ftrace perf; do
+    start_workload reads $N
+    traced_run /tmp/sc.out stackcount --backend $how -K -p "$WL_PID" vfs_read
+    expect_count /tmp/sc.out $N
+    # The counts of the stacks whose first two frames are vfs_read, ksys_read.
+    local with
+    with=$(awk '/^  [^ ]/ { f[++n] = $1; next }
+                /^    [0-9]+$/ { if (f[1] == "vfs_read" && f[2] == "ksys_read") s += $1; n = 0 }
+                END { print s + 0 }' /tmp/sc.out)
+    [ "$with" -eq $N ] || { cat /tmp/sc.out; fail "stackcount $how: $with of $N stacks are vfs_read, ksys_read"; }
+  done
+}
+
 # The default: kernel and user stacks from perf on the kprobe's event.
 case_kprobe_user_and_kernel_stacks() {
   start_workload reads $N

@@ -61,6 +61,7 @@ TEST(KernelFeaturesTest, Rhel7Layout) {
   EXPECT_TRUE(f.has(F::kSyscallTracepoints));
   EXPECT_FALSE(f.has(F::kKprobeArgN));
   EXPECT_FALSE(f.has(F::kUstring));
+  EXPECT_FALSE(f.has(F::kUprobeFetchArgs));  // 3.10: before them (3.14)
   EXPECT_FALSE(f.has(F::kContextSwitch));
   EXPECT_FALSE(f.has(F::kUseClockid));
   EXPECT_FALSE(f.has(F::kSampleMaxStack));
@@ -132,6 +133,7 @@ TEST(KernelFeaturesTest, CurrentLockedDownLayout) {
   t.put("buffer_percent", "50\n");
   t.put("README",
         "\t  e[:[<group>/][<event>]] <attached-group>.<attached-event> [<args>]\n"
+        "\t fetcharg: (%<register>|$<efield>), @<address>, @<symbol>[+|-<offset>],\n"
         "\t           $stack<index>, $stack, $retval, $comm, $arg<N>,\n"
         "\t           b<bit-width>@<bit-offset>/<container-size>, ustring,\n");
   t.put("events/sched/sched_switch/trigger", kTriggers314);
@@ -139,6 +141,7 @@ TEST(KernelFeaturesTest, CurrentLockedDownLayout) {
   EXPECT_FALSE(f.has(F::kKprobes));
   EXPECT_FALSE(f.has(F::kKprobeArgN));
   EXPECT_TRUE(f.has(F::kUstring));
+  EXPECT_TRUE(f.has(F::kUprobeFetchArgs));
   EXPECT_TRUE(f.has(F::kDynamicEvents));
   EXPECT_FALSE(f.has(F::kEprobes));
   EXPECT_TRUE(f.has(F::kErrorLog));
