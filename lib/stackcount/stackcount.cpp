@@ -213,7 +213,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
            << " syscall tracepoints traced through raw_syscalls with an id filter (one perf "
               "event per CPU and side: closing a perf event per tracepoint waits for the "
               "kernel each)";
-      if (n < raw.size()) warn << "; the others libseccomp has no number for";
+      if (n < raw.size()) warn << "; the others have no number known here";
       warn << "\n";
       *targets = std::move(raw);
     }

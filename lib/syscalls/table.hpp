@@ -5,6 +5,8 @@
 #pragma once
 
 #include <optional>
+#include <span>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +19,11 @@ std::optional<int> number(std::string_view name);
 
 // The name of syscall nr on this architecture; "" when libseccomp knows none.
 std::string name(int nr);
+
+// The system calls this file knows beyond libseccomp's tables, as (name,
+// number) on this architecture (x86-64: the ones newer than the libseccomp
+// built against; elsewhere none). number() and name() fall back on them.
+std::span<const std::pair<std::string_view, int>> newer_than_libseccomp();
 
 // Syscall numbers are below this on every architecture libseccomp knows
 // (x86-64: 0..~470; MIPS o32 starts at 4000); names() asks each in turn.
