@@ -379,6 +379,19 @@ std::vector<std::pair<std::string, uint64_t>> parse_trace_stat(std::string_view 
   return rows;
 }
 
+// The counters of a trace session: the session made for targets, then
+// start(session) as the counter's own start takes it.
+template <typename Start>
+Result<std::unique_ptr<Counter>> counter_on_session(const std::vector<probe::Target>& targets,
+                                                    const CounterOptions& o, bool function_tracer,
+                                                    std::ostream& warn, Start start) {
+  auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets, function_tracer, warn);
+  if (!trace) return trace.error();
+  auto c = start(std::move(*trace));
+  if (!c) return c.error();
+  return std::unique_ptr<Counter>(std::move(*c));
+}
+
 Result<std::unique_ptr<Counter>> start_counter(Backend b, const std::vector<probe::Target>& targets,
                                                const CounterOptions& o, std::ostream& warn) {
   switch (b) {
@@ -390,30 +403,18 @@ Result<std::unique_ptr<Counter>> start_counter(Backend b, const std::vector<prob
       return std::unique_ptr<Counter>(std::move(*c));
     }
     case Backend::kKprobeCounters:
-    case Backend::kEventCounters: {
-      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
-                                                 /*function_tracer=*/false, warn);
-      if (!trace) return trace.error();
-      auto c = EventCounter::start(std::move(*trace), o);
-      if (!c) return c.error();
-      return std::unique_ptr<Counter>(std::move(*c));
-    }
-    case Backend::kFunctionTracer: {
-      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
-                                                 /*function_tracer=*/true, warn);
-      if (!trace) return trace.error();
-      auto c = FunctionTracerCounter::start(std::move(*trace), o, warn);
-      if (!c) return c.error();
-      return std::unique_ptr<Counter>(std::move(*c));
-    }
-    case Backend::kEventTracer: {
-      auto trace = session::TraceSession::create(o.tracing_dir, o.tool, targets,
-                                                 /*function_tracer=*/false, warn);
-      if (!trace) return trace.error();
-      auto c = EventTracerCounter::start(std::move(*trace), o, warn);
-      if (!c) return c.error();
-      return std::unique_ptr<Counter>(std::move(*c));
-    }
+    case Backend::kEventCounters:
+      return counter_on_session(targets, o, false, warn, [&](session::TraceSession t) {
+        return EventCounter::start(std::move(t), o);
+      });
+    case Backend::kFunctionTracer:
+      return counter_on_session(targets, o, true, warn, [&](session::TraceSession t) {
+        return FunctionTracerCounter::start(std::move(t), o, warn);
+      });
+    case Backend::kEventTracer:
+      return counter_on_session(targets, o, false, warn, [&](session::TraceSession t) {
+        return EventTracerCounter::start(std::move(t), o, warn);
+      });
   }
   return Error{EINVAL, "no such way of counting", {}, {}};
 }
