@@ -18,7 +18,9 @@
 //   AbslSingleKey      the same with absl::flat_hash_map
 //   FloorRead          not an aggregator: reads every frame once, stores
 //                      nothing (no exact aggregator can be faster)
-//   FloorHash          not an aggregator: only SignatureTable::hash
+//   FloorHash          not an aggregator: only SignatureTable::full_hash,
+//                      every frame hashed (StackCounts::add's first pass
+//                      until it hashed a sample of the frames instead)
 //
 // The baselines get their best ordinary use: heterogeneous lookup by
 // string_view and span, so an event already seen costs no copy and no
@@ -261,7 +263,8 @@ class TracekitAgg {
 
 // Floors, not aggregators: what any exact aggregator must at least do per
 // event. FloorRead reads every frame and name byte once (xor-summed);
-// FloorHash hashes the signature as StackCounts::add does. Neither stores
+// FloorHash hashes every frame of the signature, as StackCounts::add did
+// before its quick hash (the cost that change removed). Neither stores
 // anything.
 class FloorReadAgg {
  public:
@@ -282,7 +285,7 @@ class FloorReadAgg {
 class FloorHashAgg {
  public:
   void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
-    sink_ += tracekit::aggregate::SignatureTable::hash({pid, comm, k, u != nullptr ? *u : Frames()});
+    sink_ += tracekit::aggregate::SignatureTable::full_hash({pid, comm, k, u != nullptr ? *u : Frames()});
   }
   size_t stacks() const { return 0; }
   size_t keys() const { return sink_ == 0; }

@@ -1,10 +1,22 @@
-// How this works: as StackTable (stack_table.cpp), an open-addressed table
-// of (full hash, record pointer) slots, at most two-thirds full, over records
-// in an arena. A signature's hash combines hash::frames of each stack with
-// the name's and the pid; a lookup compares the record's first words (pid,
-// name length, name) and then the frames, which follow in the same record.
-// The stack records inside a record are what StackCounts lets its
-// StackTable adopt, so a new stack's frames are stored once.
+// How this works: two open-addressed tables of (hash, record pointer) slots,
+// at most two-thirds full, over records in one arena.
+//
+// quick_ is keyed by hash(): the pid, the name, both stacks' lengths and six
+// frames of each (both ends, the quarters, the middle). Computing it reads a
+// few words of the event; the exact compare that follows reads the event's
+// frames once, beside the record's. Hashing every frame first, as this table
+// did before, read them twice and cost about as much as the compare. quick_
+// holds at most one slot per quick hash: a record, or kShared once a second
+// signature with that quick hash arrived (stacks that differ only in frames
+// the quick hash does not read). Then both, and every later one, live in
+// shared_, keyed by the full hash (every byte), where lookups compare as
+// before. So a lookup is one compare in either case, whatever the stacks:
+// no run of signatures with one quick hash is ever probed through.
+//
+// A record's compare: the first words (pid, name length, name), then the
+// frames, which follow in the same record. The stack records inside a record
+// are what StackCounts lets its StackTable adopt, so a new stack's frames
+// are stored once.
 #include "aggregate/signature_table.hpp"
 
 #include <algorithm>
@@ -24,7 +36,7 @@ inline size_t name_words(size_t n) { return (n + 7) / 8; }
 // Four words at a time as two 128-bit vectors (the last four re-read if the
 // length is not a multiple of four), without an early exit: one loop exit to
 // mispredict on stacks whose length varies, and no call. Stacks are a few
-// dozen frames, and a mismatch after an equal full hash is rare.
+// dozen frames, and a mismatch after an equal hash is rare.
 inline bool same_stack(const uint64_t* record, std::span<const uint64_t> frames) {
   using V = uint64_t __attribute__((vector_size(16)));
   const size_t n = frames.size();
@@ -58,11 +70,85 @@ inline bool same_name(const uint64_t* p, std::string_view name) {
   return ((a0 ^ b0) | (a1 ^ b1)) == 0;
 }
 
+// The record r holds s; its key index, or kAbsent.
+inline uint32_t match(const uint64_t* r, const Signature& s) {
+  if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() || !same_name(r + 2, s.comm))
+    return SignatureTable::kAbsent;
+  const uint64_t* k = r + 2 + name_words(s.comm.size());
+  if (!same_stack(k, s.kernel) || !same_stack(k + 1 + s.kernel.size(), s.user))
+    return SignatureTable::kAbsent;
+  return static_cast<uint32_t>(r[0] >> 32);
+}
+
+// The signature a record holds.
+Signature signature_of(const uint64_t* r) {
+  Signature s;
+  s.pid = static_cast<uint32_t>(r[0]);
+  s.comm = std::string_view(reinterpret_cast<const char*>(r + 2), r[1]);
+  const uint64_t* k = r + 2 + name_words(r[1]);
+  s.kernel = std::span<const uint64_t>(k + 1, static_cast<uint32_t>(k[0]));
+  const uint64_t* u = k + 1 + s.kernel.size();
+  s.user = std::span<const uint64_t>(u + 1, static_cast<uint32_t>(u[0]));
+  return s;
+}
+
+// A stack's length and six of its frames: both ends, the leaf's caller,
+// the quarters and the middle (shorter stacks read some twice).
+inline uint64_t sample(std::span<const uint64_t> f) {
+  using hash::fold_mul;
+  const size_t n = f.size();
+  if (n == 0) return hash::kLane3;
+  const uint64_t* p = f.data();
+  const uint64_t a = fold_mul(p[0] ^ hash::kK0, p[n - 1] ^ hash::kSeed ^ n);
+  const uint64_t b = fold_mul(p[n / 4] ^ hash::kK1, p[n / 2] ^ hash::kLane1);
+  const uint64_t c = fold_mul(p[n > 1] ^ hash::kK2, p[n - 1 - n / 4] ^ hash::kLane2);
+  return fold_mul(a ^ hash::kK3, b ^ c);
+}
+
+uint64_t shared_word = 0;
+
 }  // namespace
 
-SignatureTable::SignatureTable() : slots_(kInitialSlots, Slot{0, nullptr}) {}
+const uint64_t* const SignatureTable::kShared = &shared_word;
+
+SignatureTable::Slots::Slots() : slots(kInitialSlots, Slot{0, nullptr}) {}
+
+SignatureTable::Slot* SignatureTable::Slots::home(uint64_t h) {
+  const size_t mask = slots.size() - 1;
+  size_t i = h & mask;
+  while (slots[i].record != nullptr && slots[i].hash != h) i = (i + 1) & mask;
+  return &slots[i];
+}
+
+void SignatureTable::Slots::add(uint64_t h, const uint64_t* record) {
+  if (over_load(size, slots.size())) {
+    std::vector<Slot> bigger(slots.size() * 2, Slot{0, nullptr});
+    const size_t mask = bigger.size() - 1;
+    for (const Slot& s : slots) {
+      if (s.record == nullptr) continue;
+      size_t i = s.hash & mask;
+      while (bigger[i].record != nullptr) i = (i + 1) & mask;
+      bigger[i] = s;
+    }
+    slots.swap(bigger);
+  }
+  const size_t mask = slots.size() - 1;
+  size_t i = h & mask;
+  while (slots[i].record != nullptr) i = (i + 1) & mask;
+  slots[i] = Slot{h, record};
+  ++size;
+}
+
+SignatureTable::SignatureTable(FullHash full) : full_(full) {}
 
 uint64_t SignatureTable::hash(const Signature& s) {
+  using hash::fold_mul;
+  const uint64_t c = hash::bytes(s.comm);
+  return fold_mul(fold_mul(sample(s.kernel) ^ hash::kK0, sample(s.user) ^ hash::kK1) ^ c,
+                  s.pid ^ hash::kK3);
+}
+
+uint64_t SignatureTable::full_hash(const Signature& s) {
   using hash::fold_mul;
   const uint64_t k = hash::frames(s.kernel), u = hash::frames(s.user);
   const uint64_t c = hash::bytes(s.comm);
@@ -70,18 +156,25 @@ uint64_t SignatureTable::hash(const Signature& s) {
 }
 
 uint32_t SignatureTable::find(const Signature& s, uint64_t h) const {
-  const size_t mask = slots_.size() - 1;
+  const size_t mask = quick_.slots.size() - 1;
   for (size_t i = h & mask;; i = (i + 1) & mask) {
-    const Slot& slot = slots_[i];
+    const Slot& slot = quick_.slots[i];
     if (slot.record == nullptr) return kAbsent;
     if (slot.hash != h) continue;
-    const uint64_t* r = slot.record;
-    if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() || !same_name(r + 2, s.comm))
-      continue;
-    const uint64_t* k = r + 2 + name_words(s.comm.size());
-    if (!same_stack(k, s.kernel)) continue;
-    if (!same_stack(k + 1 + s.kernel.size(), s.user)) continue;
-    return static_cast<uint32_t>(r[0] >> 32);
+    if (slot.record == kShared) return find_shared(s);
+    return match(slot.record, s);
+  }
+}
+
+uint32_t SignatureTable::find_shared(const Signature& s) const {
+  const uint64_t h = full_(s);
+  const size_t mask = shared_.slots.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    const Slot& slot = shared_.slots[i];
+    if (slot.record == nullptr) return kAbsent;
+    if (slot.hash != h) continue;
+    const uint32_t key = match(slot.record, s);
+    if (key != kAbsent) return key;
   }
 }
 
@@ -107,24 +200,18 @@ SignatureTable::Staged SignatureTable::stage(const Signature& s) {
 
 void SignatureTable::insert(const Staged& st, uint64_t h, uint32_t key) {
   st.record[0] |= uint64_t{key} << 32;
-  if (over_load(size_, slots_.size())) grow();
-  const size_t mask = slots_.size() - 1;
-  size_t i = h & mask;
-  while (slots_[i].record != nullptr) i = (i + 1) & mask;
-  slots_[i] = Slot{h, st.record};
   ++size_;
-}
-
-void SignatureTable::grow() {
-  std::vector<Slot> bigger(slots_.size() * 2, Slot{0, nullptr});
-  const size_t mask = bigger.size() - 1;
-  for (const Slot& s : slots_) {
-    if (s.record == nullptr) continue;
-    size_t i = s.hash & mask;
-    while (bigger[i].record != nullptr) i = (i + 1) & mask;
-    bigger[i] = s;
+  Slot* slot = quick_.home(h);
+  if (slot->record == nullptr) {
+    quick_.add(h, st.record);
+    return;
   }
-  slots_.swap(bigger);
+  if (slot->record != kShared) {  // the quick hash's second signature
+    const uint64_t* first = slot->record;
+    slot->record = kShared;
+    shared_.add(full_(signature_of(first)), first);
+  }
+  shared_.add(full_(signature_of(st.record)), st.record);
 }
 
 }  // namespace tracekit::aggregate

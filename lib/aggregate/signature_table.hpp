@@ -1,9 +1,10 @@
 // The front of StackCounts: each event signature (pid, process name, kernel
 // frames, user frames) seen before, mapped to its key's index in the
-// CountTable. A repeat event then costs one hash pass over its frames, one
-// slot and one record, instead of interning the name and both stacks and
-// then looking the key up (five random memory accesses). New signatures go
-// through the tables behind it and are added here once their key is known.
+// CountTable. A repeat event then costs a hash of a few of its frames, one
+// slot and one exact compare of its record, instead of interning the name
+// and both stacks and then looking the key up (five random memory accesses).
+// New signatures go through the tables behind it and are added here once
+// their key is known.
 #pragma once
 
 #include <cstddef>
@@ -26,11 +27,20 @@ struct Signature {
 class SignatureTable {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;
+  using FullHash = uint64_t (*)(const Signature&);
 
-  SignatureTable();
+  // full: the hash of a whole signature, used where two signatures share a
+  // quick hash (tests pass a constant to force full-hash collisions too).
+  explicit SignatureTable(FullHash full = &full_hash);
 
+  // The quick hash find() and insert() take: pid, name, both stacks'
+  // lengths and a handful of their frames (the leaf end, the middle, the
+  // root), so that a repeat costs about one read of its frames (the
+  // compare's). Signatures that share it are told apart by full_hash.
   static uint64_t hash(const Signature& s);
-  // The key index stored for s (of hash h), or kAbsent.
+  // Every byte of the signature.
+  static uint64_t full_hash(const Signature& s);
+  // The key index stored for s (of quick hash h), or kAbsent.
   uint32_t find(const Signature& s, uint64_t h) const;
 
   // A new signature's record, written to the arena but not yet in the table:
@@ -44,24 +54,38 @@ class SignatureTable {
     uint64_t* user = nullptr;
   };
   Staged stage(const Signature& s);
-  // Adds the staged signature (hash h), with its key index.
+  // Adds the staged signature (quick hash h), with its key index.
   void insert(const Staged& st, uint64_t h, uint32_t key);
   // Drops the staged signature, whose record nothing adopted.
   void discard(const Staged& st) { arena_.release_last(st.record, st.words); }
 
   size_t size() const { return size_; }
+  // Signatures stored by full hash, their quick hash being shared.
+  size_t shared() const { return shared_.size; }
 
  private:
   // A record: pid | key index << 32, the name's length, the name (zero
   // padded to whole words), the kernel stack record, the user stack record.
   struct Slot {
     uint64_t hash;
-    const uint64_t* record;  // nullptr: empty slot
+    const uint64_t* record;  // nullptr: empty slot; kShared: see shared_
   };
-  void grow();
+  // Open addressing, power-of-two size, linear probing, at most 2/3 full.
+  struct Slots {
+    size_t size = 0;
+    std::vector<Slot> slots;
+    Slots();
+    Slot* home(uint64_t h);  // h's slot, or the empty one it would take
+    void add(uint64_t h, const uint64_t* record);
+  };
+  static const uint64_t* const kShared;
 
+  uint32_t find_shared(const Signature& s) const;
+
+  FullHash full_;
   size_t size_ = 0;
-  std::vector<Slot> slots_;  // power-of-two size, linear probing
+  Slots quick_;   // one slot per quick hash: a record, or kShared
+  Slots shared_;  // by full hash: the records of every shared quick hash
   Arena arena_;
 };
 

@@ -177,10 +177,51 @@ TEST(AggregateStackCountsTest, RandomAgainstTables) {
   }
 }
 
-// Every signature with one hash: the table must still tell them apart,
-// through growth.
-TEST(AggregateSignatureTableTest, ForcedCollisions) {
-  SignatureTable t;
+// Stacks that differ only in frames the quick hash does not read (it reads
+// both ends, the quarters and the middle): one quick hash for many
+// signatures, which then live in the shared table, every lookup exact.
+TEST(AggregateStackCountsTest, StacksApartOnlyWhereTheQuickHashDoesNotRead) {
+  std::vector<Stack> stacks;
+  for (uint64_t i = 0; i < 200; ++i) {
+    Stack s(40, 0xffffffff81000000);
+    for (size_t j = 0; j < s.size(); ++j) s[j] += j;
+    s[5] += i % 20;   // positions 5 and 33: not 0, 1, 10, 20, 29, 39
+    s[33] += i / 20;
+    stacks.push_back(s);
+  }
+  std::mt19937_64 rng(5);
+  std::vector<Ev> evs;
+  for (int i = 0; i < 20000; ++i) {
+    Ev e{1, "a", stacks[rng() % stacks.size()], std::nullopt, 1};
+    if (rng() % 2) e.user = stacks[rng() % 7];
+    evs.push_back(e);
+  }
+  expect_same(100000, 100000, evs);
+  StackCounts c(100000, 100000);
+  for (const Ev& e : evs) c.add(e.pid, e.comm, view(e.kernel), view(e.user), e.value);
+  EXPECT_EQ(c.signatures.size(), c.counts.size());
+  EXPECT_EQ(c.signatures.size(), c.signatures.shared());  // all behind a few quick hashes
+}
+
+// Every signature with one quick hash: the table must still tell them
+// apart, through growth.
+uint64_t constant_hash(const Signature&) { return 99; }
+
+class AggregateSignatureTableTest : public testing::TestWithParam<bool> {
+ protected:
+  // With a constant full hash too, only the compare tells signatures apart.
+  SignatureTable::FullHash full() const {
+    return GetParam() ? &constant_hash : &SignatureTable::full_hash;
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(FullHash, AggregateSignatureTableTest, testing::Values(false, true),
+                         [](const testing::TestParamInfo<bool>& i) {
+                           return i.param ? std::string("Constant") : std::string("Real");
+                         });
+
+TEST_P(AggregateSignatureTableTest, ForcedCollisions) {
+  SignatureTable t(full());
   std::vector<Stack> frames;
   for (uint64_t i = 0; i < 500; ++i) frames.push_back(Stack(1 + i % 7, i));  // all different
   auto sig = [&](uint64_t i) {
@@ -192,16 +233,18 @@ TEST(AggregateSignatureTableTest, ForcedCollisions) {
     t.insert(t.stage(sig(i)), kHash, static_cast<uint32_t>(i));
   }
   EXPECT_EQ(t.size(), 500u);
+  EXPECT_EQ(t.shared(), 500u);
   for (uint64_t i = 0; i < 500; ++i) EXPECT_EQ(t.find(sig(i), kHash), i);
   EXPECT_EQ(t.find(Signature{9, "x", frames[1], frames[2]}, kHash), SignatureTable::kAbsent);
 }
 
-// One hash for all again, so only the compare tells them apart: names of
+// One quick hash for all again (and with Constant one full hash), so only
+// the compare tells them apart: names of
 // every length up to 24 bytes and stacks of every length up to 13 frames,
 // each variant differing from the base in a single byte or frame (the
 // compare reads short names and stack tails with overlapping loads).
-TEST(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
-  SignatureTable t;
+TEST_P(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
+  SignatureTable t(full());
   constexpr uint64_t kHash = 7;
   std::vector<std::string> names;
   std::vector<Stack> stacks;
@@ -231,7 +274,7 @@ TEST(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
   for (uint32_t i = 0; i < sigs.size(); ++i) EXPECT_EQ(t.find(sigs[i], kHash), i) << i;
 }
 
-TEST(AggregateSignatureTableTest, DiscardGivesTheWordsBack) {
+TEST(AggregateSignatureTableDiscardTest, DiscardGivesTheWordsBack) {
   SignatureTable t;
   const Stack k{1, 2, 3};
   const Signature s{1, "a", k, {}};
