@@ -49,11 +49,12 @@ bool user_stacks_look_truncated(uint64_t short_stacks, uint64_t stacks) {
 void ShortUserStacks::note(uint32_t pid, std::span<const uint64_t> user,
                            symbols::UserSymbols& syms) {
   if (user.empty() || pid == 0 || hinted_) return;
+  if (seen_++ >= kEveryStack && seen_ % kSampleEvery != 0) return;
   ++all_;
   const auto p = static_cast<pid_t>(pid);
   // Return addresses: JIT code is known by its perf-PID.map symbols only.
   if (short_user_stack(user, [&](uint64_t addr) {
-        return syms.mapping(p, addr) || syms.lookup(p, addr, true);
+        return syms.in_file(p, addr) || syms.lookup(p, addr, true);
       }))
     ++short_;
 }

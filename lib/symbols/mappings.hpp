@@ -41,6 +41,8 @@ class MappingSet {
   // The mapping that holds addr, if its file is known (see
   // UserSymbols::mapping); its build-id is the record's, else the file's.
   std::optional<FileMapping> mapping(uint64_t addr, MappedFiles& files) const;
+  // Whether mapping() has an answer for addr, at the cost of a search.
+  bool holds(uint64_t addr) const { return holding(addr) != nullptr; }
 
   // Appends the files of the mappings and of those replaced since, whose
   // names may still be held.

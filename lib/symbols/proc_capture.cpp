@@ -103,6 +103,10 @@ std::optional<FileMapping> ProcCapture::mapping(uint64_t addr, FunctionTables& t
   return out;
 }
 
+bool ProcCapture::holds(uint64_t addr) const {
+  return dwfl_ && module_at(dwfl_.get(), addr) != nullptr;
+}
+
 std::optional<Resolved> ProcCapture::lookup(uint64_t addr, FunctionTables& tables) {
   if (!dwfl_) return std::nullopt;
   Dwfl_Module* mod = module_at(dwfl_.get(), addr);

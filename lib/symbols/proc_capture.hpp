@@ -46,6 +46,8 @@ class ProcCapture {
   // segment of its module's file holding it, page-aligned; the whole module
   // from offset 0 when the file cannot be read. Reads the file if needed.
   std::optional<FileMapping> mapping(uint64_t addr, FunctionTables& tables);
+  // Whether mapping() has an answer for addr, without opening its file.
+  bool holds(uint64_t addr) const;
 
   // Appends the files opened so far, whose tables may be shared.
   void files(std::vector<FileKey>& out) const;

@@ -159,6 +159,12 @@ std::optional<FileMapping> UserSymbols::mapping(pid_t pid, uint64_t addr) {
   return impl_->noted(impl_->proc(pid)).capture.mapping(addr, impl_->tables);
 }
 
+bool UserSymbols::in_file(pid_t pid, uint64_t addr) {
+  if (auto it = impl_->added.find(pid); it != impl_->added.end() && it->second.holds(addr))
+    return true;
+  return impl_->noted(impl_->proc(pid)).capture.holds(addr);
+}
+
 void UserSymbols::forget(pid_t pid) { impl_->forget(pid); }
 
 Unwound UserSymbols::unwind(pid_t pid, std::span<const uint64_t> regs, uint64_t mask,

@@ -73,6 +73,9 @@ class UserSymbols {
   // file's own, reading the file if it was not yet). nullopt when no file
   // is known there. path lives as long as lookup()'s names.
   std::optional<FileMapping> mapping(pid_t pid, uint64_t addr);
+  // Whether mapping(pid, addr) has an answer: a search, no strings built
+  // and no file opened (for a test made on every sample).
+  bool in_file(pid_t pid, uint64_t addr);
 
   // Records that pid mapped [start, start + len) of the file at path from
   // file offset pgoff (an executable mapping, as PERF_RECORD_MMAP2 tells
