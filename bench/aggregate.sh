@@ -14,7 +14,8 @@
 # buffer (BM_Events, the tools' case) and, as in the first version of the
 # benchmark, from a 1 MB pool holding each stack once (BM_EventsPool). Two
 # floors run beside them: FloorRead reads every frame once and stores
-# nothing, FloorHash only hashes each signature; no exact aggregator can beat
+# nothing, FloorHash hashes every frame of each signature (what the table did
+# before its quick hash); no exact aggregator can beat
 # FloorRead. Google Benchmark interleaves the repetitions of all of them at
 # random (--benchmark_enable_random_interleaving), so load from other
 # processes spreads over every aggregator alike; each workload's table gives
@@ -86,7 +87,7 @@ events_table() {
 }
 events_table BM_Events "ring workload (frames read from a 24 MB buffer)"
 events_table BM_EventsPool "pool workload (the first benchmark's: frames in a 1 MB pool)"
-echo "(FloorRead: only reading every frame once; FloorHash: only hashing each"
+echo "(FloorRead: only reading every frame once; FloorHash: only hashing every frame of each"
 echo "signature. No exact aggregator can be faster than FloorRead.)"
 echo
 echo "memory: peak heap bytes per stack, one key per stack (frames: 200 bytes per stack)"

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -231,6 +232,23 @@ bool Workload::wait_line(const std::string& line, double timeout_s) {
     if (n <= 0) return false;
     buffered_.append(buf, static_cast<size_t>(n));
   }
+}
+
+CpuRatioTimes cpuratio_times(Workload& w) {
+  w.go();
+  if (!w.wait_line("done", 10)) throw std::runtime_error("cpuratio did not report its times");
+  const auto& lines = w.lines();
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    CpuRatioTimes t;
+    if (std::sscanf(it->c_str(), "cpu %llu %llu", &t.a_ns, &t.b_ns) == 2) return t;
+  }
+  throw std::runtime_error("cpuratio's times line is missing");
+}
+
+double b_fraction(const CpuRatioTimes& before, const CpuRatioTimes& after) {
+  const double a = static_cast<double>(after.a_ns - before.a_ns);
+  const double b = static_cast<double>(after.b_ns - before.b_ns);
+  return a + b > 0 ? b / (a + b) : 0;
 }
 
 bool wait_for_perf_fds(pid_t pid, int n, double timeout_s) {

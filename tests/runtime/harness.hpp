@@ -128,6 +128,16 @@ class Workload {
   std::vector<std::string> lines_;
 };
 
+// The cpuratio workload's CPU time in func_a and func_b so far, asked
+// through its stdin (tests/workloads/cpuratio.c). Ask before and after a
+// profile: b_fraction() of the two is the truth for the profile's window.
+struct CpuRatioTimes {
+  unsigned long long a_ns = 0, b_ns = 0;
+};
+CpuRatioTimes cpuratio_times(Workload& w);
+// func_b's share of the CPU time spent in the two between before and after.
+double b_fraction(const CpuRatioTimes& before, const CpuRatioTimes& after);
+
 // Waits until process pid holds at least n perf event file descriptors
 // (a tool has opened its events). False after timeout_s.
 bool wait_for_perf_fds(pid_t pid, int n, double timeout_s);
