@@ -84,6 +84,10 @@ constexpr FeatureInfo kTable[] = {
     {F::kUserStack, "user_stack",
      "perf user register and stack samples (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER)",
      "Linux 3.7", ""},
+    {F::kLostSamples, "lost_samples", "perf lost-sample counts read from the event (PERF_FORMAT_LOST)",
+     "Linux 6.0",
+     "lost records counted from PERF_RECORD_LOST alone (records lost at the end of a run go "
+     "uncounted)"},
 };
 static_assert(std::size(kTable) == static_cast<size_t>(F::kCount));
 

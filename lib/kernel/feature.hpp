@@ -54,6 +54,7 @@ enum class Feature : uint8_t {
   kExcludeCallchain,   // attr.exclude_callchain_kernel/user
   kPerfEventMaxStack,  // kernel.perf_event_max_stack
   kUserStack,          // PERF_SAMPLE_REGS_USER + PERF_SAMPLE_STACK_USER
+  kLostSamples,        // read_format PERF_FORMAT_LOST
   kCount
 };
 

@@ -90,6 +90,7 @@ int open_with(F f) {
       a.sample_regs_user = (1u << 7) | (1u << 8);  // x86 sp, ip: any valid mask would do
       a.sample_stack_user = 8192;
       break;
+    case F::kLostSamples: a.read_format = PERF_FORMAT_LOST; break;
     default: return EINVAL;
   }
   Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
@@ -175,6 +176,7 @@ bool Features::probe(Feature f) {
     case F::kSampleMaxStack:
     case F::kExcludeCallchain:
     case F::kUserStack:
+    case F::kLostSamples:
     case F::kPerfEventMaxStack: return probe_.perf_accepts(f);
     default: break;
   }

@@ -7,8 +7,12 @@
 
 #include <poll.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+
+#include "kernel/features.hpp"
 
 namespace tracekit::perf {
 
@@ -40,8 +44,9 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
   ev.cpus_ = cpus;
   ev.fds_.reserve(cpus.size());
   ev.rings_.reserve(cpus.size());
+  const perf_event_attr a = ev.with_lost(attr);
   for (int cpu : cpus) {
-    auto fd = open_event(attr, pid, cpu);
+    auto fd = open_event(a, pid, cpu);
     if (!fd) return fd.error();  // its path names the CPU
     if (auto st = set_filter_of_cpu(*fd, filter, cpu); !st) return st.error();
     auto ring = Ring::map(fd->get(), ring_pages);
@@ -59,8 +64,12 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
 
 Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid, std::vector<uint64_t>* ids,
                          const std::string& filter) {
+  // The same read layout as the ring owners' (lost() reads them all alike).
+  perf_event_attr a = attr;
+  if (lost_word_ != 0 && (a.read_format & ~uint64_t{PERF_FORMAT_LOST}) == 0)
+    a.read_format |= PERF_FORMAT_LOST;
   for (size_t i = 0; i < cpus_.size(); ++i) {
-    auto fd = open_event(attr, pid, cpus_[i]);
+    auto fd = open_event(a, pid, cpus_[i]);
     if (!fd) return fd.error();
     if (auto st = set_filter_of_cpu(*fd, filter, cpus_[i]); !st) return st;
     if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, fds_[i].get()) != 0)
@@ -130,10 +139,39 @@ bool PerCpuEvents::hung_up() const {
   return true;
 }
 
+perf_event_attr PerCpuEvents::with_lost(const perf_event_attr& attr) {
+  perf_event_attr a = attr;
+  lost_word_ = 0;
+  if ((a.read_format & PERF_FORMAT_GROUP) != 0 ||
+      !kernel::Features::host().has(kernel::Feature::kLostSamples))
+    return a;
+  a.read_format |= PERF_FORMAT_LOST;
+  // value, [time_enabled], [time_running], [id], lost
+  lost_word_ = 1 + ((a.read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0) +
+               ((a.read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0) +
+               ((a.read_format & PERF_FORMAT_ID) != 0);
+  return a;
+}
+
 uint64_t PerCpuEvents::lost() const {
-  uint64_t n = 0;
-  for (const auto& r : rings_) n += r.lost();
-  return n;
+  uint64_t reported = 0;
+  for (const auto& r : rings_) reported += r.lost();
+  if (lost_word_ == 0) return reported;
+  // Every record an event could not write counts in that event's own
+  // count (an inherited copy's in its parent's), in whichever ring it wrote
+  // to: their sum is every ring's loss, reported or not yet.
+  uint64_t counted = 0;
+  auto add = [&](const std::vector<Fd>& fds) {
+    for (const Fd& fd : fds) {
+      uint64_t words[5] = {};
+      const ssize_t n = ::read(fd.get(), words, sizeof words);
+      if (n >= static_cast<ssize_t>((lost_word_ + 1) * sizeof(uint64_t)))
+        counted += words[lost_word_];
+    }
+  };
+  add(fds_);
+  add(extra_fds_);
+  return std::max(reported, counted);
 }
 
 }  // namespace tracekit::perf

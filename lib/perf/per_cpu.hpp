@@ -76,7 +76,12 @@ class PerCpuEvents {
     return n;
   }
 
-  // Records the kernel could not write (sum of PERF_RECORD_LOST).
+  // Records the kernel could not write: the sum of the events' own counts
+  // (PERF_FORMAT_LOST, Linux 6.0: kernel::Feature::kLostSamples), which
+  // includes records lost after the last successful write to a ring (the
+  // kernel reports PERF_RECORD_LOST only at a ring's next write, so a burst
+  // lost at the end of a run never gets one); without it, the sum of the
+  // PERF_RECORD_LOST records read.
   uint64_t lost() const;
   const std::vector<int>& cpus() const { return cpus_; }
   // The event that owns the ring of cpus()[i]: the target of
@@ -86,6 +91,11 @@ class PerCpuEvents {
 
  private:
   PerCpuEvents() = default;
+  // attr with PERF_FORMAT_LOST added where the kernel has it (and the read
+  // layout allows: not a group read); lost_word_ is then where the count
+  // lies in what read() returns, in 64-bit words.
+  perf_event_attr with_lost(const perf_event_attr& attr);
+  size_t lost_word_ = 0;  // 0: not asked for
   std::vector<int> cpus_;
   std::vector<Fd> fds_;
   std::vector<Ring> rings_;

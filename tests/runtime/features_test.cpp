@@ -61,7 +61,8 @@ TEST_F(FeaturesRuntime, AnswersMatchThisHost) {
   }
   // perf: this kernel (6.x) has every attr bit the tools use.
   for (const char* f : {"perf_events", "context_switch", "use_clockid", "mmap2", "comm_exec",
-                        "sample_max_stack", "exclude_callchain", "perf_event_max_stack", "user_stack"})
+                        "sample_max_stack", "exclude_callchain", "perf_event_max_stack", "user_stack",
+                        "lost_samples"})
     EXPECT_EQ(s[f], "yes") << f;
   EXPECT_EQ(s.size(), kernel::feature_table().size() + 1) << r.out;  // and the header line
   EXPECT_NE(tool_line(r.out, "profile", "-").find("works: "), std::string::npos) << r.out;

@@ -17,7 +17,7 @@ namespace {
 // exclude_callchain it has; the shim takes it away too, for -U).
 const std::string kOld =
     "TRACEKIT_TEST_OLD_PERF=context_switch,use_clockid,mmap2,comm_exec,sample_max_stack,"
-    "exclude_callchain";
+    "exclude_callchain,lost_samples";
 
 std::vector<std::string> old_perf(std::vector<std::string> argv) {
   argv.insert(argv.begin(), {"/usr/bin/env", "LD_PRELOAD=" + shim_path("old_perf"), kOld});
@@ -35,7 +35,7 @@ TEST_F(OldPerfRuntime, TheProbeNoticesEachRefusal) {
   auto r = run(old_perf({tool_path("tracekit"), "features"}));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   for (const char* f : {"context_switch", "use_clockid", "mmap2", "comm_exec", "sample_max_stack",
-                        "exclude_callchain"}) {
+                        "exclude_callchain", "lost_samples"}) {
     bool found = false;
     for (const auto& l : lines_of(r.out))
       if (l.rfind(std::string(f) + " ", 0) == 0) {

@@ -4,7 +4,8 @@
  * it into a dynamically linked tool). TRACEKIT_TEST_OLD_PERF names what the
  * "kernel" lacks, comma-separated: context_switch, use_clockid, mmap2,
  * comm_exec, exclude_callchain (flag bits such a kernel does not know:
- * EINVAL, as its reserved-bits check gives) and sample_max_stack (a field
+ * EINVAL, as its reserved-bits check gives), lost_samples (PERF_FORMAT_LOST,
+ * a read_format bit before 6.0: EINVAL) and sample_max_stack (a field
  * past the end of such a kernel's attr: E2BIG). tracekit calls
  * perf_event_open through syscall(2), which this interposes.
  */
@@ -42,6 +43,7 @@ long syscall(long number, ...) {
     if ((attr->context_switch && lacks("context_switch")) ||
         (attr->use_clockid && lacks("use_clockid")) || (attr->mmap2 && lacks("mmap2")) ||
         (attr->comm_exec && lacks("comm_exec")) ||
+        ((attr->read_format & PERF_FORMAT_LOST) && lacks("lost_samples")) ||
         ((attr->exclude_callchain_kernel || attr->exclude_callchain_user) &&
          lacks("exclude_callchain"))) {
       errno = EINVAL;
