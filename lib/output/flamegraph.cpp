@@ -105,6 +105,7 @@ class FlameRenderer {
   double per_unit_ = 0;          // px per unit of value
   int depth_max_ = 0;
   size_t drawn_count_ = 0;
+  size_t distinct_ = 0;  // merge(): stacks with different frames
   int64_t max_delta_ = 0;
   svg::Geometry geo_;
 };
@@ -139,10 +140,12 @@ void FlameRenderer::merge() {
   nodes_.push_back(Node{});
   std::vector<uint32_t> path;  // the previous stack's nodes, root excluded
   std::span<const uint32_t> prev;
+  distinct_ = 0;
   for (uint32_t s : order) {
     auto f = frames_of(s);
     size_t same = 0;
     while (same < f.size() && same < prev.size() && f[same] == prev[same]) ++same;
+    if (distinct_ == 0 || same != f.size() || same != prev.size()) ++distinct_;
     path.resize(same);
     for (size_t i = same; i < f.size(); ++i) {
       Node n;
@@ -228,6 +231,7 @@ FlameStats FlameRenderer::run(std::ostream& out) {
     per_unit_ = (geo_.width - 2 * geo_.x_pad) / static_cast<double>(g_.total());
     merge();
     layout();
+    stats.stacks = distinct_;
     stats.frames_drawn = drawn_count_;
     stats.frames_pruned = nodes_.size() - drawn_count_;
   }

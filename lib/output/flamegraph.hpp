@@ -58,7 +58,7 @@ struct FlameOptions {
 
 // What a render drew.
 struct FlameStats {
-  size_t stacks = 0;         // stacks added (before merging)
+  size_t stacks = 0;         // distinct stacks drawn: the same frames added twice count once
   size_t frames_drawn = 0;   // including the root, "all"
   size_t frames_pruned = 0;  // narrower than min_width, with everything above them
   size_t bytes = 0;          // of SVG written
