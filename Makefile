@@ -65,6 +65,10 @@ UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 RT_SRCS      := $(shell find tests/runtime -name '*.cpp' 2>/dev/null | sort)
 RT_OBJS      := $(RT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 WL_SRCS      := $(wildcard tests/workloads/*.c)
+# compat32 is 32-bit x86 code: x86-64 hosts only.
+ifneq ($(shell uname -m),x86_64)
+WL_SRCS      := $(filter-out tests/workloads/compat32.c,$(WL_SRCS))
+endif
 WORKLOADS    := $(WL_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
 BENCH_SRCS   := $(wildcard bench/*.cpp)
 BENCHES      := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/bench/%)
@@ -135,6 +139,15 @@ $(BUILD)/workloads/nofp: tests/workloads/nofp.c tests/workloads/workload.h | dep
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC      $< (no frame pointers)")
 	$(Q)$(CC) $(NOFP_CFLAGS) -o $@ $< -lpthread
+
+# compat32: a 32-bit x86 program with no C library (no 32-bit libraries
+# needed), for what a 64-bit kernel's compat system calls do to the tools.
+COMPAT32_CFLAGS := -m32 -nostdlib -static -O1 -g -fno-pic -fno-stack-protector \
+                   -Wall -Wextra -Werror
+$(BUILD)/workloads/compat32 $(BUILD)/workloads-static/compat32: tests/workloads/compat32.c | deps
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $< (32-bit)")
+	$(Q)$(CC) $(COMPAT32_CFLAGS) -o $@ $<
 
 workloads: $(WORKLOADS)
 

@@ -329,6 +329,16 @@ Status request_user_stack(perf_event_attr& attr, const CallGraph& cg) {
   return {};
 }
 
+Status request_regs_abi(perf_event_attr& attr) {
+  if ((attr.sample_type & PERF_SAMPLE_REGS_USER) != 0) return {};
+  auto& features = kernel::Features::host();
+  if (!features.has(kernel::Feature::kUserStack))
+    return features.missing(kernel::Feature::kUserStack);
+  attr.sample_type |= PERF_SAMPLE_REGS_USER;
+  attr.sample_regs_user = kAbiRegsMask;
+  return {};
+}
+
 Status request_stack_top(perf_event_attr& attr) {
   return request_stack_bytes(attr, sizeof(uint64_t));
 }

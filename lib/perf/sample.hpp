@@ -103,12 +103,20 @@ Result<CallGraph> parse_call_graph(std::string_view text);
 // x86_64 perf registers (arch/x86/include/uapi/asm/perf_regs.h) the DWARF
 // unwinder needs: the 16 general-purpose ones and ip.
 inline constexpr uint64_t kUnwindRegsMask = 0xff01ffULL;  // ax..ip (0-8), r8..r15 (16-23)
+// One register (ip), for request_regs_abi(): the ABI comes with any mask.
+inline constexpr uint64_t kAbiRegsMask = 1ULL << 8;
 
 // Asks attr for what --call-graph dwarf unwinds: PERF_SAMPLE_REGS_USER of
 // kUnwindRegsMask and PERF_SAMPLE_STACK_USER of cg.stack_size bytes. Error:
 // the kernel lacks them (kernel::Feature::kUserStack, Linux 3.7), or
 // TRACEKIT_KERNEL_FEATURES turned them off.
 Status request_user_stack(perf_event_attr& attr, const CallGraph& cg);
+
+// Asks attr for each sample's user register ABI (PERF_SAMPLE_REGS_USER of
+// one register, ip), where nothing asked for user registers yet: Sample::
+// regs_abi then tells a 32-bit task's samples (PERF_SAMPLE_REGS_ABI_32)
+// from a 64-bit one's. Error: as request_user_stack() (the same feature).
+Status request_regs_abi(perf_event_attr& attr);
 
 // Asks attr for the 8 bytes at the user stack pointer of each sample
 // (PERF_SAMPLE_STACK_USER, no registers): at a function's first

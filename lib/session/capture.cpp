@@ -292,6 +292,8 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
       if (auto st = perf::request_user_stack(a, o.call_graph); !st) return st.error();
     if (user_stacks && !dwarf && o.entry_callers)
       if (auto st = perf::request_stack_top(a); !st) return st.error();
+    if (o.regs_abi)
+      if (auto st = perf::request_regs_abi(a); !st) return st.error();
     a.watermark = 1;
     a.wakeup_watermark = 256 * 4096 / 4;
     a.sample_id_all = 1;

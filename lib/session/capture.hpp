@@ -81,6 +81,10 @@ struct CaptureOptions {
   // bytes at the user stack pointer, the return address into the caller
   // (perf::request_stack_top, perf::with_entry_caller).
   bool entry_callers = false;
+  // perf: each sample's user register ABI (perf::request_regs_abi), so that
+  // a 32-bit task's samples can be told apart. Error at start when the
+  // kernel cannot give it.
+  bool regs_abi = false;
   // ftrace: events handed out in time order across CPUs (see
   // ftrace::Reader::set_time_ordered), for tools that pair a thread's events.
   bool time_ordered = false;

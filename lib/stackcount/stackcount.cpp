@@ -18,6 +18,7 @@
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
 #include "session/trace_session.hpp"
+#include "syscalls/raw.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/tracing_frames.hpp"
 #include "symbols/user.hpp"
@@ -50,6 +51,11 @@ struct Counter::Impl {
   // Syscall tracepoints traced through raw_syscalls (perf backend): their
   // samples' kernel frames are not the tracepoints' (which have none).
   bool raw_syscalls = false;
+  // Syscall tracepoints some of which go through raw_syscalls (perf
+  // backend): raw_syscalls fires for a 32-bit task's calls too, numbered
+  // as i386 numbers them, which the syscalls:* tracepoints never report;
+  // their samples are dropped by their register ABI.
+  bool drop_compat = false;
   // What the run created in the kernel, and the reader it reads through
   // (owned by trace; one of the two).
   std::optional<session::TraceSession> trace;
@@ -145,8 +151,10 @@ struct Counter::Impl {
       return;
     }
     perf::Sample s;
-    if (!perf::decode_sample(perf->attr().sample_type, rec, s, perf::kUnwindRegsMask)) return;
+    if (!perf::decode_sample(perf->attr().sample_type, rec, s, perf->attr().sample_regs_user))
+      return;
     if (perf->duplicate(s)) return;
+    if (drop_compat && s.regs_abi == PERF_SAMPLE_REGS_ABI_32) return;
     auto chains = perf::split_callchain(s.callchain);
     cut.note(chains);
     std::optional<std::span<const uint64_t>> kernel, user;
@@ -271,6 +279,21 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   }
 #endif
 
+  if (backend == session::Backend::kPerf &&
+      std::all_of(targets->begin(), targets->end(),
+                  [](const probe::Target& t) {
+                    return t.kind == probe::Kind::kTracepoint && t.system == syscalls::kSystem;
+                  }) &&
+      std::any_of(targets->begin(), targets->end(),
+                  [](const probe::Target& t) { return t.syscall_nr >= 0; })) {
+    auto& features = kernel::Features::host();
+    impl->drop_compat = features.has(kernel::Feature::kUserStack);
+    if (!impl->drop_compat)
+      warn << "stackcount: 32-bit processes' system calls are counted too, as the calls of the "
+              "same numbers: "
+           << features.missing(kernel::Feature::kUserStack).message << "\n";
+  }
+
   session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
@@ -288,6 +311,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
     impl->ftrace = impl->trace->ftrace();
   } else {
+    co.regs_abi = impl->drop_compat;
     if (auto st = impl->trace->read_with_perf(co, want_kernel && !impl->raw_syscalls, want_user);
         !st)
       return st.error();
