@@ -308,13 +308,19 @@ Result<CallGraph> parse_call_graph(std::string_view text) {
 
 namespace {
 
-// PERF_SAMPLE_STACK_USER of size bytes. Error: the kernel lacks it
+// Error: the kernel lacks user register and stack samples
 // (kernel::Feature::kUserStack, Linux 3.7), or TRACEKIT_KERNEL_FEATURES
-// turned it off.
-Status request_stack_bytes(perf_event_attr& attr, uint32_t size) {
+// turned them off.
+Status need_user_samples() {
   auto& features = kernel::Features::host();
   if (!features.has(kernel::Feature::kUserStack))
     return features.missing(kernel::Feature::kUserStack);
+  return {};
+}
+
+// PERF_SAMPLE_STACK_USER of size bytes. Error: need_user_samples()'s.
+Status request_stack_bytes(perf_event_attr& attr, uint32_t size) {
+  if (auto st = need_user_samples(); !st) return st;
   attr.sample_type |= PERF_SAMPLE_STACK_USER;
   attr.sample_stack_user = size;
   return {};
@@ -331,9 +337,7 @@ Status request_user_stack(perf_event_attr& attr, const CallGraph& cg) {
 
 Status request_regs_abi(perf_event_attr& attr) {
   if ((attr.sample_type & PERF_SAMPLE_REGS_USER) != 0) return {};
-  auto& features = kernel::Features::host();
-  if (!features.has(kernel::Feature::kUserStack))
-    return features.missing(kernel::Feature::kUserStack);
+  if (auto st = need_user_samples(); !st) return st;
   attr.sample_type |= PERF_SAMPLE_REGS_USER;
   attr.sample_regs_user = kAbiRegsMask;
   return {};
