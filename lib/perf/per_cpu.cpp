@@ -64,10 +64,15 @@ Result<PerCpuEvents> PerCpuEvents::open(const perf_event_attr& attr, const std::
 
 Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid, std::vector<uint64_t>* ids,
                          const std::string& filter) {
-  // The same read layout as the ring owners' (lost() reads them all alike).
+  // The same read layout as the ring owners' (lost() reads them all alike);
+  // an event of another layout makes lost() count the records alone.
   perf_event_attr a = attr;
-  if (lost_word_ != 0 && (a.read_format & ~uint64_t{PERF_FORMAT_LOST}) == 0)
-    a.read_format |= PERF_FORMAT_LOST;
+  if (lost_word_ != 0) {
+    if ((a.read_format | PERF_FORMAT_LOST) == read_format_)
+      a.read_format |= PERF_FORMAT_LOST;
+    else
+      lost_word_ = 0;
+  }
   for (size_t i = 0; i < cpus_.size(); ++i) {
     auto fd = open_event(a, pid, cpus_[i]);
     if (!fd) return fd.error();
@@ -146,6 +151,7 @@ perf_event_attr PerCpuEvents::with_lost(const perf_event_attr& attr) {
       !kernel::Features::host().has(kernel::Feature::kLostSamples))
     return a;
   a.read_format |= PERF_FORMAT_LOST;
+  read_format_ = a.read_format;
   // value, [time_enabled], [time_running], [id], lost
   lost_word_ = 1 + ((a.read_format & PERF_FORMAT_TOTAL_TIME_ENABLED) != 0) +
                ((a.read_format & PERF_FORMAT_TOTAL_TIME_RUNNING) != 0) +

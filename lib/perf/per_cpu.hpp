@@ -95,7 +95,8 @@ class PerCpuEvents {
   // layout allows: not a group read); lost_word_ is then where the count
   // lies in what read() returns, in 64-bit words.
   perf_event_attr with_lost(const perf_event_attr& attr);
-  size_t lost_word_ = 0;  // 0: not asked for
+  size_t lost_word_ = 0;      // 0: not asked for (or not of every event)
+  uint64_t read_format_ = 0;  // the ring owners', PERF_FORMAT_LOST included
   std::vector<int> cpus_;
   std::vector<Fd> fds_;
   std::vector<Ring> rings_;
