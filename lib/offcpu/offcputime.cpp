@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "aggregate/stack_counts.hpp"
 #include "kernel/features.hpp"
@@ -123,6 +124,18 @@ struct Tracer::Impl {
   std::unordered_map<uint32_t, bool> kthread;
   std::unordered_map<uint32_t, uint32_t> tgids;  // of the counted threads
   perf::FollowedThreads followed;  // -p: late threads (see perf/follow.hpp)
+  // -p: each switch-out of a traced thread comes as its sched_switch sample
+  // and, right after it in the same CPU's ring (both are written with
+  // interrupts off in the switch), the CPU's switch-out record. A record
+  // with no sample before it is a switch-out the kernel did not sample; the
+  // period it began cannot be counted (it has no stack), and the report
+  // says how many. last_sample: by CPU, the traced thread whose sample came
+  // last, 0 after a record; sampled: threads sampled at least once (a
+  // record before a thread's first sample may predate its events).
+  bool audit = false;
+  std::vector<uint32_t> last_sample;
+  std::unordered_set<uint32_t> sampled;
+  uint64_t unsampled = 0;
   uint64_t sample_type = 0;        // of every event sharing the rings
   uint64_t lost = 0;
   perf::CutStacks cut;
@@ -196,6 +209,7 @@ struct Tracer::Impl {
           return;
         }
         newest = std::max(newest, cs.time);
+        if (audit && cs.out && cs.pid == static_cast<uint32_t>(*o.pid)) audit_record(cs);
         if (!cs.out && cs.tid != 0) {
           SchedEvent e;
           e.kind = SchedEvent::kSwitchIn;
@@ -248,7 +262,17 @@ struct Tracer::Impl {
     switched_out_task(smp, *prev, *state);
   }
 
+  void audit_record(const perf::ContextSwitch& cs) {
+    if (cs.cpu >= last_sample.size()) return;
+    if (last_sample[cs.cpu] != cs.tid && sampled.contains(cs.tid)) ++unsampled;
+    last_sample[cs.cpu] = 0;
+  }
+
   void switched_out_task(const perf::Sample& smp, uint64_t prev_pid, uint64_t prev_state) {
+    if (audit && smp.pid == static_cast<uint32_t>(*o.pid) && smp.cpu < last_sample.size()) {
+      last_sample[smp.cpu] = static_cast<uint32_t>(prev_pid);
+      sampled.insert(static_cast<uint32_t>(prev_pid));
+    }
     if (followed.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
     SchedEvent e;
     e.kind = SchedEvent::kSwitchOut;
@@ -465,6 +489,9 @@ Result<Tracer> Tracer::start(const Options& o) {
     auto followed = perf::follow_process(*t->events, {thread}, *o.pid);
     if (!followed) return followed.error();
     t->followed = std::move(*followed);
+    t->audit = true;
+    t->last_sample.assign(
+        static_cast<size_t>(*std::max_element(cpus->begin(), cpus->end())) + 1, 0);
   }
   if (t->chained) {
     // Every CPU starts with switch records, written by a dummy event into
@@ -545,6 +572,13 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
     err << "WARNING: " << m.chains->missed()
         << " off-CPU periods may end early: sched_switch missed their switch-ins on a CPU "
            "without switch records (each ends at the CPU's last switch seen before).\n";
+  if (m.unsampled > 0)
+    err << "WARNING: " << m.unsampled
+        << " switch-outs of traced threads had no sched_switch sample (the kernel dropped it); "
+           "the off-CPU periods they began were not counted.\n";
+  if (m.pairer.unended() > 0)
+    err << "WARNING: " << m.pairer.unended()
+        << " off-CPU periods were not counted: their thread's switch-in was never reported.\n";
   if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);

@@ -18,13 +18,13 @@ std::optional<Period> Pairer::woken_period(uint32_t tid) {
 
 std::optional<Period> Pairer::switch_out(uint32_t tid, const Start& start) {
   auto p = woken_period(tid);
-  open_[tid] = start;
+  if (!open_.insert_or_assign(tid, start).second) ++unended_;
   return p;
 }
 
 std::optional<Period> Pairer::ignore(uint32_t tid) {
   auto p = woken_period(tid);
-  open_.erase(tid);
+  unended_ += open_.erase(tid);
   return p;
 }
 

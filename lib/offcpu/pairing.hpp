@@ -71,12 +71,17 @@ class Pairer {
     woken_.clear();
   }
   size_t open() const { return open_.size(); }
+  // Open periods that a newer switch-out of their thread replaced or
+  // ignore() forgot, with no switch-in or wake-up between: their switch-in
+  // was never reported, so they were not counted.
+  uint64_t unended() const { return unended_; }
 
  private:
   // The open period of tid that a wake-up ended, if any; forgets it.
   std::optional<Period> woken_period(uint32_t tid);
   std::unordered_map<uint32_t, Start> open_;
   std::unordered_map<uint32_t, uint64_t> woken_;  // first wake-up of an open period
+  uint64_t unended_ = 0;
 };
 
 // Which CPUs need perf's switch records, for system-wide tracing.

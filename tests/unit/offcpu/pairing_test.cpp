@@ -37,6 +37,7 @@ TEST(OffcpuPairerTest, MissedSwitchInIsReplacedNotInflated) {
   auto period = p.switch_in(7, 60000);
   ASSERT_TRUE(period);
   EXPECT_EQ(period->duration_ns(), 10000u);
+  EXPECT_EQ(p.unended(), 1u);  // the first period, not counted
 }
 
 // Without switch records (kernels before 4.3): a period whose switch-in was
@@ -64,6 +65,7 @@ TEST(OffcpuPairerTest, MissedSwitchInEndsAtTheFirstWakeup) {
   EXPECT_FALSE(p.switch_out(8, at(9000)));
   p.wakeup(9, 100);  // a thread with no open period: nothing
   EXPECT_FALSE(p.switch_out(9, at(200)));
+  EXPECT_EQ(p.unended(), 0u);  // every period ended, by a switch-in or a wake-up
 }
 
 TEST(OffcpuPairerTest, IgnoredSwitchOutForgetsAnOlderPeriod) {
@@ -73,6 +75,9 @@ TEST(OffcpuPairerTest, IgnoredSwitchOutForgetsAnOlderPeriod) {
   p.switch_out(7, at(1000));
   p.ignore(7);
   EXPECT_FALSE(p.switch_in(7, 90000));
+  EXPECT_EQ(p.unended(), 1u);
+  p.ignore(8);  // nothing open: nothing forgotten
+  EXPECT_EQ(p.unended(), 1u);
 }
 
 TEST(OffcpuPairerTest, ResetDropsEveryOpenPeriod) {
@@ -81,6 +86,7 @@ TEST(OffcpuPairerTest, ResetDropsEveryOpenPeriod) {
   p.switch_out(2, at(20));
   p.reset();
   EXPECT_EQ(p.open(), 0u);
+  EXPECT_EQ(p.unended(), 0u);  // reported as lost records instead
   EXPECT_FALSE(p.switch_in(1, 100));
   EXPECT_FALSE(p.switch_in(2, 100));
 }
