@@ -94,8 +94,8 @@ case_kprobe_reexecs() {
 # Buffered (-d) with the name filter: the same truth, read once at the end.
 case_kprobe_buffered_by_name() {
   start_workload execs $N $M
-  buffered_run /tmp/es.out execsnoop -d 3 '^execs$'
-  has /tmp/es.out '^Tracing exec\(\)s issued by process name "\^execs\$" for 3 seconds \(buffered\)\.\.\.$' "the header"
+  buffered_run /tmp/es.out execsnoop -d 6 '^execs$'
+  has /tmp/es.out '^Tracing exec\(\)s issued by process name "\^execs\$" for 6 seconds \(buffered\)\.\.\.$' "the header"
   check_execs /tmp/es.out $((N + M)) "$ARGS"
 }
 

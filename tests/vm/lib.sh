@@ -168,13 +168,23 @@ _workload_run() {
     wait_for "$out" '^Tracing '
   fi
   step "header seen; go to the workload"
+  local t0 t1 x
+  read -r t0 x < /proc/uptime
   kill -USR1 "$WL_PID"
   wait_for "$WL_OUT" '^done$'
+  read -r t1 x < /proc/uptime
   if [ "$how" = interrupt ]; then
-    step "workload done; SIGINT to the tool"
+    step "workload done after $t0-$t1 s of uptime; SIGINT to the tool"
     kill -INT "$tool"
   else
-    step "workload done; waiting for the tool's end"
+    # A tool run for a fixed time (-d) that ended before the workload was
+    # done saw only part of it: the steps say so if a count then fails.
+    # (Exited, it is a zombie or already reaped by the shell.)
+    local state=Z
+    read -r x x state x 2>/dev/null < "/proc/$tool/stat"
+    [ "$state" != Z ] ||
+      step "the tool's time ran out before the workload's done was seen: its window may be too short"
+    step "workload done after $t0-$t1 s of uptime; waiting for the tool's end"
   fi
   wait "$tool" || fail "$1 exited with $?: $(tail -n 3 "$out.err")"
   step "the tool exited"
