@@ -8,7 +8,6 @@
 #include <ostream>
 #include <sstream>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "aggregate/stack_counts.hpp"
 #include "kernel/features.hpp"
@@ -130,11 +129,11 @@ struct Tracer::Impl {
   // with no sample before it is a switch-out the kernel did not sample; the
   // period it began cannot be counted (it has no stack), and the report
   // says how many. last_sample: by CPU, the traced thread whose sample came
-  // last, 0 after a record; sampled: threads sampled at least once (a
-  // record before a thread's first sample may predate its events).
+  // last, 0 after a record, kNoSampleYet before the CPU's first sample (a
+  // record then may predate the threads' events, enabled after the CPU's).
+  static constexpr uint32_t kNoSampleYet = UINT32_MAX;
   bool audit = false;
   std::vector<uint32_t> last_sample;
-  std::unordered_set<uint32_t> sampled;
   uint64_t unsampled = 0;
   uint64_t sample_type = 0;        // of every event sharing the rings
   uint64_t lost = 0;
@@ -264,15 +263,14 @@ struct Tracer::Impl {
 
   void audit_record(const perf::ContextSwitch& cs) {
     if (cs.cpu >= last_sample.size()) return;
-    if (last_sample[cs.cpu] != cs.tid && sampled.contains(cs.tid)) ++unsampled;
-    last_sample[cs.cpu] = 0;
+    uint32_t& last = last_sample[cs.cpu];
+    if (last != cs.tid && last != kNoSampleYet) ++unsampled;
+    if (last != kNoSampleYet) last = 0;
   }
 
   void switched_out_task(const perf::Sample& smp, uint64_t prev_pid, uint64_t prev_state) {
-    if (audit && smp.pid == static_cast<uint32_t>(*o.pid) && smp.cpu < last_sample.size()) {
+    if (audit && smp.pid == static_cast<uint32_t>(*o.pid) && smp.cpu < last_sample.size())
       last_sample[smp.cpu] = static_cast<uint32_t>(prev_pid);
-      sampled.insert(static_cast<uint32_t>(prev_pid));
-    }
     if (followed.duplicate(smp.tid, smp.id)) return;  // the same switch, sampled twice
     SchedEvent e;
     e.kind = SchedEvent::kSwitchOut;
@@ -491,7 +489,8 @@ Result<Tracer> Tracer::start(const Options& o) {
     t->followed = std::move(*followed);
     t->audit = true;
     t->last_sample.assign(
-        static_cast<size_t>(*std::max_element(cpus->begin(), cpus->end())) + 1, 0);
+        static_cast<size_t>(*std::max_element(cpus->begin(), cpus->end())) + 1,
+        Impl::kNoSampleYet);
   }
   if (t->chained) {
     // Every CPU starts with switch records, written by a dummy event into
