@@ -18,6 +18,11 @@
 //   AbslSingleKey      the same with absl::flat_hash_map
 //   FloorRead          not an aggregator: reads every frame once, stores
 //                      nothing (no exact aggregator can be faster)
+//   FloorCompare       add() without the lookup: an oracle (the benchmark's
+//                      own signature numbers) hands it each event's stored
+//                      record, which it compares and counts
+//   FloorLookup        add() with the quick hash handed over by the oracle:
+//                      the slot, the compare and the total
 //   FloorHash          not an aggregator: only SignatureTable::full_hash,
 //                      every frame hashed (StackCounts::add's first pass
 //                      until it hashed a sample of the frames instead)
@@ -146,6 +151,7 @@ struct Event {
   int32_t ustack;  // index into Workload::ustacks, -1 for none (kernel thread)
   uint32_t at = 0;  // the kernel frames' index in Workload::ring, the user frames' after
   uint16_t kframes = 0, uframes = 0;
+  uint32_t sig = 0;  // the signature's number (FloorCompare's oracle)
 };
 
 struct Workload {
@@ -230,7 +236,9 @@ Workload make_workload() {
   const Zipf zipf(kSignatures, kZipfExponent);
   w.events.reserve(kRingEvents);
   for (size_t i = 0; i < kRingEvents; ++i) {
-    Event e = signatures[zipf(rng)];
+    const size_t sig = zipf(rng);
+    Event e = signatures[sig];
+    e.sig = static_cast<uint32_t>(sig);
     e.at = static_cast<uint32_t>(w.ring.size());
     e.kframes = static_cast<uint16_t>(w.kstacks[e.kstack].size());
     e.uframes = e.ustack >= 0 ? static_cast<uint16_t>(w.ustacks[e.ustack].size()) : 0;
@@ -292,6 +300,72 @@ class FloorHashAgg {
 
  private:
   uint64_t sink_ = 0;
+};
+
+// FloorCompare: Tracekit's add() without the lookup. The benchmark's own
+// number for each event's signature (an oracle no tool has) hands it the
+// record stored for that signature, in SignatureTable's layout, staged in
+// first-seen order like add()'s; it makes the same exact compare
+// (SignatureTable::match) and adds to a dense total. What add() spends
+// beyond it is the quick hash and the slot; what it spends beyond FloorRead
+// is reading the stored record and adding to the total.
+class FloorCompareAgg {
+ public:
+  void locate(uint32_t sig) { sig_ = sig; }
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    using tracekit::aggregate::SignatureTable;
+    const tracekit::aggregate::Signature s{pid, comm, k, u != nullptr ? *u : Frames()};
+    const uint64_t*& r = records_[sig_];
+    if (r == nullptr) {
+      r = table_.stage(s).record;
+      ++keys_;
+    }
+    if (SignatureTable::match(r, s) == SignatureTable::kAbsent) std::abort();
+    ++totals_[sig_];
+  }
+  size_t stacks() const { return 0; }
+  size_t keys() const { return keys_; }
+
+ private:
+  tracekit::aggregate::SignatureTable table_;
+  std::vector<const uint64_t*> records_ = std::vector<const uint64_t*>(kSignatures, nullptr);
+  std::vector<uint64_t> totals_ = std::vector<uint64_t>(kSignatures, 0);
+  uint32_t sig_ = 0;
+  size_t keys_ = 0;
+};
+
+// FloorLookup: Tracekit's add() with the quick hash handed over by the
+// same oracle (computed at the signature's first event, then remembered by
+// its number): the slot, the compare and the total, as add() makes them.
+// What add() spends beyond it is computing the quick hash, whose loads are
+// the first touches of the event's frames; the slot and the record it
+// finds can only be loaded after those.
+class FloorLookupAgg {
+ public:
+  void locate(uint32_t sig) { sig_ = sig; }
+  void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
+    using tracekit::aggregate::SignatureTable;
+    const tracekit::aggregate::Signature s{pid, comm, k, u != nullptr ? *u : Frames()};
+    uint64_t& h = hashes_[sig_];
+    if (!known_[sig_]) {
+      h = SignatureTable::hash(s);
+      known_[sig_] = true;
+    }
+    const uint32_t key = counts_.signatures.find(s, h);
+    if (key != SignatureTable::kAbsent) {
+      counts_.counts.add_at(key, 1);
+      return;
+    }
+    counts_.add(pid, comm, k, u != nullptr ? std::optional<Frames>(*u) : std::nullopt, 1);
+  }
+  size_t stacks() const { return counts_.stacks.size(); }
+  size_t keys() const { return counts_.counts.size(); }
+
+ private:
+  StackCounts counts_{1 << 20, 1 << 20};
+  std::vector<uint64_t> hashes_ = std::vector<uint64_t>(kSignatures, 0);
+  std::vector<bool> known_ = std::vector<bool>(kSignatures, false);
+  uint32_t sig_ = 0;
 };
 
 class TracekitTablesAgg {
@@ -473,6 +547,7 @@ void BM_Events(benchmark::State& state) {
     for (size_t rep = 0; rep < kEvents / kRingEvents; ++rep) {
       for (const Event& e : w.events) {
         const std::string_view comm = w.comms[e.comm];
+        if constexpr (requires { agg.locate(e.sig); }) agg.locate(e.sig);
         if constexpr (kRing) {
           const Frames k(w.ring.data() + e.at, e.kframes);
           if (e.ustack >= 0) {
@@ -549,6 +624,10 @@ AGG_BENCH("Tracekit", TracekitAgg);
 AGG_BENCH("TracekitTables", TracekitTablesAgg);
 BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, true)->Name("BM_Events/FloorRead")->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Events, FloorReadAgg, false)->Name("BM_EventsPool/FloorRead")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorCompareAgg, true)->Name("BM_Events/FloorCompare")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorCompareAgg, false)->Name("BM_EventsPool/FloorCompare")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorLookupAgg, true)->Name("BM_Events/FloorLookup")->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_Events, FloorLookupAgg, false)->Name("BM_EventsPool/FloorLookup")->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, true)->Name("BM_Events/FloorHash")->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_Events, FloorHashAgg, false)->Name("BM_EventsPool/FloorHash")->Unit(benchmark::kMillisecond);
 AGG_BENCH("StdTwoLevel", StdTwoLevelAgg);

@@ -71,7 +71,7 @@ inline bool same_name(const uint64_t* p, std::string_view name) {
 }
 
 // The record r holds s; its key index, or kAbsent.
-inline uint32_t match(const uint64_t* r, const Signature& s) {
+inline uint32_t match_record(const uint64_t* r, const Signature& s) {
   if (static_cast<uint32_t>(r[0]) != s.pid || r[1] != s.comm.size() || !same_name(r + 2, s.comm))
     return SignatureTable::kAbsent;
   const uint64_t* k = r + 2 + name_words(s.comm.size());
@@ -141,6 +141,10 @@ void SignatureTable::Slots::add(uint64_t h, const uint64_t* record) {
 
 SignatureTable::SignatureTable(FullHash full) : full_(full) {}
 
+uint32_t SignatureTable::match(const uint64_t* record, const Signature& s) {
+  return match_record(record, s);
+}
+
 uint64_t SignatureTable::hash(const Signature& s) {
   using hash::fold_mul;
   const uint64_t c = hash::bytes(s.comm);
@@ -162,7 +166,7 @@ uint32_t SignatureTable::find(const Signature& s, uint64_t h) const {
     if (slot.record == nullptr) return kAbsent;
     if (slot.hash != h) continue;
     if (slot.record == kShared) return find_shared(s);
-    return match(slot.record, s);
+    return match_record(slot.record, s);
   }
 }
 
@@ -173,7 +177,7 @@ uint32_t SignatureTable::find_shared(const Signature& s) const {
     const Slot& slot = shared_.slots[i];
     if (slot.record == nullptr) return kAbsent;
     if (slot.hash != h) continue;
-    const uint32_t key = match(slot.record, s);
+    const uint32_t key = match_record(slot.record, s);
     if (key != kAbsent) return key;
   }
 }

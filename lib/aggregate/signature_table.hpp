@@ -42,6 +42,10 @@ class SignatureTable {
   static uint64_t full_hash(const Signature& s);
   // The key index stored for s (of quick hash h), or kAbsent.
   uint32_t find(const Signature& s, uint64_t h) const;
+  // The exact compare find() makes once it has a record: the key index in
+  // record (0 in a staged one) if it holds s, else kAbsent. Public for
+  // aggregate_bench's FloorCompare, which finds records by an oracle.
+  static uint32_t match(const uint64_t* record, const Signature& s);
 
   // A new signature's record, written to the arena but not yet in the table:
   // its two stack records (a header word with the length, then the frames;
