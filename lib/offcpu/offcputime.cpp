@@ -107,6 +107,7 @@ struct Tracer::Impl {
   std::optional<SwitchChains> chains;
   perf_event_attr sideband_attr{};
   std::vector<Fd> sideband;     // by ring index
+  uint64_t sideband_lost = 0;   // the own lost counts of closed dummy events
   std::vector<int> ring_of_cpu;  // CPU number -> ring index
   // Kernels without use_clockid (before 4.1): records carry perf's own
   // clock; the horizon follows the newest record time seen.
@@ -172,7 +173,7 @@ struct Tracer::Impl {
   // The dummy event writing switch records into ring i, on or off.
   Status set_sideband(size_t i, bool on) {
     if (!on) {
-      sideband[i] = Fd();
+      close_sideband(i);
       return {};
     }
     const int cpu = events->cpus()[i];
@@ -183,6 +184,14 @@ struct Tracer::Impl {
                                "CPU " + std::to_string(cpu));
     sideband[i] = std::move(*fd);
     return {};
+  }
+
+  // Closes ring i's dummy event, keeping its own lost count (the switch
+  // records it could not write) for lost().
+  void close_sideband(size_t i) {
+    if (!sideband[i].valid()) return;
+    sideband_lost += events->own_lost(sideband[i].get());
+    sideband[i] = Fd();
   }
 
   size_t ring_index(int cpu) const {
@@ -497,7 +506,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     // its ring, before the samples begin; SwitchChains drops them where the
     // tracepoint proves enough.
     perf_event_attr& sb = t->sideband_attr;
-    sb = attr;
+    sb = t->events->counting_lost(attr);  // own_lost() reads its count
     sb.type = PERF_TYPE_SOFTWARE;
     sb.config = PERF_COUNT_SW_DUMMY;
     sb.sample_period = 0;
@@ -537,9 +546,9 @@ void Tracer::poll(int timeout_ms) {
 void Tracer::stop() {
   Impl& m = *impl_;
   (void)m.events->disable();
-  for (auto& fd : m.sideband) fd = Fd();
+  for (size_t i = 0; i < m.sideband.size(); ++i) m.close_sideband(i);
   m.drain(UINT64_MAX);
-  m.lost = m.events->lost();
+  m.lost = m.events->lost(m.sideband_lost);
 }
 
 void Tracer::report(std::ostream& out, std::ostream& err) {

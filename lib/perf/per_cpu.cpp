@@ -66,13 +66,8 @@ Status PerCpuEvents::add(const perf_event_attr& attr, pid_t pid, std::vector<uin
                          const std::string& filter) {
   // The same read layout as the ring owners' (lost() reads them all alike);
   // an event of another layout makes lost() count the records alone.
-  perf_event_attr a = attr;
-  if (lost_word_ != 0) {
-    if ((a.read_format | PERF_FORMAT_LOST) == read_format_)
-      a.read_format |= PERF_FORMAT_LOST;
-    else
-      lost_word_ = 0;
-  }
+  perf_event_attr a = counting_lost(attr);
+  if (a.read_format != read_format_) lost_word_ = 0;
   for (size_t i = 0; i < cpus_.size(); ++i) {
     auto fd = open_event(a, pid, cpus_[i]);
     if (!fd) return fd.error();
@@ -159,24 +154,30 @@ perf_event_attr PerCpuEvents::with_lost(const perf_event_attr& attr) {
   return a;
 }
 
-uint64_t PerCpuEvents::lost() const {
+perf_event_attr PerCpuEvents::counting_lost(const perf_event_attr& attr) const {
+  perf_event_attr a = attr;
+  if (lost_word_ != 0 && (a.read_format | PERF_FORMAT_LOST) == read_format_)
+    a.read_format |= PERF_FORMAT_LOST;
+  return a;
+}
+
+uint64_t PerCpuEvents::own_lost(int fd) const {
+  if (lost_word_ == 0) return 0;
+  uint64_t words[5] = {};
+  const ssize_t n = ::read(fd, words, sizeof words);
+  return n >= static_cast<ssize_t>((lost_word_ + 1) * sizeof(uint64_t)) ? words[lost_word_] : 0;
+}
+
+uint64_t PerCpuEvents::lost(uint64_t elsewhere) const {
   uint64_t reported = 0;
   for (const auto& r : rings_) reported += r.lost();
   if (lost_word_ == 0) return reported;
   // Every record an event could not write counts in that event's own
   // count (an inherited copy's in its parent's), in whichever ring it wrote
   // to: their sum is every ring's loss, reported or not yet.
-  uint64_t counted = 0;
-  auto add = [&](const std::vector<Fd>& fds) {
-    for (const Fd& fd : fds) {
-      uint64_t words[5] = {};
-      const ssize_t n = ::read(fd.get(), words, sizeof words);
-      if (n >= static_cast<ssize_t>((lost_word_ + 1) * sizeof(uint64_t)))
-        counted += words[lost_word_];
-    }
-  };
-  add(fds_);
-  add(extra_fds_);
+  uint64_t counted = elsewhere;
+  for (const Fd& fd : fds_) counted += own_lost(fd.get());
+  for (const Fd& fd : extra_fds_) counted += own_lost(fd.get());
   return std::max(reported, counted);
 }
 

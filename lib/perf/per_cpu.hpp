@@ -81,8 +81,16 @@ class PerCpuEvents {
   // includes records lost after the last successful write to a ring (the
   // kernel reports PERF_RECORD_LOST only at a ring's next write, so a burst
   // lost at the end of a run never gets one); without it, the sum of the
-  // PERF_RECORD_LOST records read.
-  uint64_t lost() const;
+  // PERF_RECORD_LOST records read. elsewhere: the counts of events the
+  // caller opened into these rings itself and closed before (own_lost()).
+  uint64_t lost(uint64_t elsewhere = 0) const;
+  // attr with the ring owners' read layout (PERF_FORMAT_LOST added where
+  // they have it), for an event the caller opens into these rings itself
+  // (ring_fd()), so that own_lost() can read its count.
+  perf_event_attr counting_lost(const perf_event_attr& attr) const;
+  // The own lost count of an event opened with counting_lost()'s attr; 0
+  // where the kernel does not count it. Read it before closing the event.
+  uint64_t own_lost(int fd) const;
   const std::vector<int>& cpus() const { return cpus_; }
   // The event that owns the ring of cpus()[i]: the target of
   // PERF_EVENT_IOC_SET_OUTPUT for an event the caller opens and closes itself
