@@ -151,7 +151,7 @@ struct Event {
   int32_t ustack;  // index into Workload::ustacks, -1 for none (kernel thread)
   uint32_t at = 0;  // the kernel frames' index in Workload::ring, the user frames' after
   uint16_t kframes = 0, uframes = 0;
-  uint32_t sig = 0;  // the signature's number (FloorCompare's oracle)
+  uint32_t sig = 0;  // the signature's number (OracleAgg's)
 };
 
 struct Workload {
@@ -264,6 +264,7 @@ class TracekitAgg {
   }
   size_t stacks() const { return counts_.stacks.size(); }
   size_t keys() const { return counts_.counts.size(); }
+  StackCounts& counts() { return counts_; }
 
  private:
   StackCounts counts_{1 << 20, 1 << 20};
@@ -302,19 +303,32 @@ class FloorHashAgg {
   uint64_t sink_ = 0;
 };
 
-// FloorCompare: Tracekit's add() without the lookup. The benchmark's own
-// number for each event's signature (an oracle no tool has) hands it the
-// record stored for that signature, in SignatureTable's layout, staged in
-// first-seen order like add()'s; it makes the same exact compare
+// The oracle of FloorCompare and FloorLookup: the benchmark's own number
+// for each event's signature, handed over before each add() (BM_Events
+// calls locate() on aggregators that have it). No tool has it.
+class OracleAgg {
+ public:
+  void locate(uint32_t sig) { sig_ = sig; }
+
+ protected:
+  static tracekit::aggregate::Signature signature(uint32_t pid, std::string_view comm, Frames k,
+                                                  const Frames* u) {
+    return {pid, comm, k, u != nullptr ? *u : Frames()};
+  }
+  uint32_t sig_ = 0;
+};
+
+// FloorCompare: Tracekit's add() without the lookup. The oracle hands it
+// the record stored for the event's signature, in SignatureTable's layout,
+// staged in first-seen order like add()'s; it makes the same exact compare
 // (SignatureTable::match) and adds to a dense total. What add() spends
 // beyond it is the quick hash and the slot; what it spends beyond FloorRead
 // is reading the stored record and adding to the total.
-class FloorCompareAgg {
+class FloorCompareAgg : public OracleAgg {
  public:
-  void locate(uint32_t sig) { sig_ = sig; }
   void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
     using tracekit::aggregate::SignatureTable;
-    const tracekit::aggregate::Signature s{pid, comm, k, u != nullptr ? *u : Frames()};
+    const auto s = signature(pid, comm, k, u);
     const uint64_t*& r = records_[sig_];
     if (r == nullptr) {
       r = table_.stage(s).record;
@@ -330,42 +344,34 @@ class FloorCompareAgg {
   tracekit::aggregate::SignatureTable table_;
   std::vector<const uint64_t*> records_ = std::vector<const uint64_t*>(kSignatures, nullptr);
   std::vector<uint64_t> totals_ = std::vector<uint64_t>(kSignatures, 0);
-  uint32_t sig_ = 0;
   size_t keys_ = 0;
 };
 
 // FloorLookup: Tracekit's add() with the quick hash handed over by the
-// same oracle (computed at the signature's first event, then remembered by
-// its number): the slot, the compare and the total, as add() makes them.
-// What add() spends beyond it is computing the quick hash, whose loads are
-// the first touches of the event's frames; the slot and the record it
-// finds can only be loaded after those.
-class FloorLookupAgg {
+// oracle (computed at the signature's first event, then remembered by its
+// number): the slot, the compare and the total, as add() makes them; a new
+// signature goes through add() itself. What add() spends beyond it is
+// computing the quick hash, whose loads are the first touches of the
+// event's frames; the slot and the record it finds can only be loaded
+// after those.
+class FloorLookupAgg : public OracleAgg {
  public:
-  void locate(uint32_t sig) { sig_ = sig; }
   void add(uint32_t pid, std::string_view comm, Frames k, const Frames* u) {
     using tracekit::aggregate::SignatureTable;
-    const tracekit::aggregate::Signature s{pid, comm, k, u != nullptr ? *u : Frames()};
-    uint64_t& h = hashes_[sig_];
-    if (!known_[sig_]) {
-      h = SignatureTable::hash(s);
-      known_[sig_] = true;
-    }
-    const uint32_t key = counts_.signatures.find(s, h);
-    if (key != SignatureTable::kAbsent) {
-      counts_.counts.add_at(key, 1);
-      return;
-    }
-    counts_.add(pid, comm, k, u != nullptr ? std::optional<Frames>(*u) : std::nullopt, 1);
+    const auto s = signature(pid, comm, k, u);
+    std::optional<uint64_t>& h = hashes_[sig_];
+    if (!h) h = SignatureTable::hash(s);
+    const uint32_t key = tables_.counts().signatures.find(s, *h);
+    if (key == SignatureTable::kAbsent) return tables_.add(pid, comm, k, u);
+    tables_.counts().counts.add_at(key, 1);
   }
-  size_t stacks() const { return counts_.stacks.size(); }
-  size_t keys() const { return counts_.counts.size(); }
+  size_t stacks() const { return tables_.stacks(); }
+  size_t keys() const { return tables_.keys(); }
 
  private:
-  StackCounts counts_{1 << 20, 1 << 20};
-  std::vector<uint64_t> hashes_ = std::vector<uint64_t>(kSignatures, 0);
-  std::vector<bool> known_ = std::vector<bool>(kSignatures, false);
-  uint32_t sig_ = 0;
+  TracekitAgg tables_;
+  std::vector<std::optional<uint64_t>> hashes_ =
+      std::vector<std::optional<uint64_t>>(kSignatures);
 };
 
 class TracekitTablesAgg {
