@@ -93,17 +93,26 @@ Signature signature_of(const uint64_t* r) {
 }
 
 // A stack's length and six of its frames: both ends, the leaf's caller,
-// the quarters and the middle (shorter stacks read some twice).
-inline uint64_t sample(std::span<const uint64_t> f) {
+// the quarters and the middle (shorter stacks read some twice), as a sum of
+// three independent products, k0-k2 being the side's own constants: one
+// multiply deep, so the slot's load waits on the frames' loads and little
+// else.
+inline uint64_t sample(std::span<const uint64_t> f, uint64_t k0, uint64_t k1, uint64_t k2) {
   using hash::fold_mul;
   const size_t n = f.size();
-  if (n == 0) return hash::kLane3;
+  if (n == 0) return k2;
   const uint64_t* p = f.data();
-  const uint64_t a = fold_mul(p[0] ^ hash::kK0, p[n - 1] ^ hash::kSeed ^ n);
-  const uint64_t b = fold_mul(p[n / 4] ^ hash::kK1, p[n / 2] ^ hash::kLane1);
-  const uint64_t c = fold_mul(p[n > 1] ^ hash::kK2, p[n - 1 - n / 4] ^ hash::kLane2);
-  return fold_mul(a ^ hash::kK3, b ^ c);
+  const uint64_t a = fold_mul(p[0] ^ k0, p[n - 1] ^ hash::kSeed ^ n);
+  const uint64_t b = fold_mul(p[n / 4] ^ k1, p[n / 2] ^ hash::kLane1);
+  const uint64_t c = fold_mul(p[n > 1] ^ k2, p[n - 1 - n / 4] ^ hash::kLane2);
+  return a + b + c;
 }
+
+// The user side's constants (the kernel side's are hash::kK0-kK2), chosen
+// like hash.hpp's.
+constexpr uint64_t kUser0 = 0xa0761d6478bd642f;
+constexpr uint64_t kUser1 = 0xe7037ed1a0b428db;
+constexpr uint64_t kUser2 = 0xc2b2ae3d27d4eb4f;
 
 uint64_t shared_word = 0;
 
@@ -147,9 +156,9 @@ uint32_t SignatureTable::match(const uint64_t* record, const Signature& s) {
 
 uint64_t SignatureTable::hash(const Signature& s) {
   using hash::fold_mul;
-  const uint64_t c = hash::bytes(s.comm);
-  return fold_mul(fold_mul(sample(s.kernel) ^ hash::kK0, sample(s.user) ^ hash::kK1) ^ c,
-                  s.pid ^ hash::kK3);
+  const uint64_t sides = sample(s.kernel, hash::kK0, hash::kK1, hash::kK2) +
+                         sample(s.user, kUser0, kUser1, kUser2);
+  return fold_mul((sides + hash::bytes(s.comm)) ^ hash::kK3, s.pid ^ hash::kLane3);
 }
 
 uint64_t SignatureTable::full_hash(const Signature& s) {
