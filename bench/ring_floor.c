@@ -8,6 +8,10 @@
 //
 //   ring_floor TRACEPOINT_ID [RING_PAGES]      (Ctrl-C or SIGTERM ends it)
 //
+// RING_PAGES defaults to offcputime's choice (lib/offcpu/offcputime.cpp,
+// ring_pages): the largest power of two from 512 to 2048 whose rings total
+// at most 32 MiB.
+//
 // On exit it prints "ring_floor: N samples, M lost" on stderr.
 #define _GNU_SOURCE
 #include <errno.h>
@@ -39,30 +43,28 @@ struct ring {
   uint64_t size;
 };
 
+// Copies len bytes at ring position pos (which may wrap) to dst.
+static void copy_out(const struct ring *r, uint64_t pos, void *dst, size_t len) {
+  const uint64_t at = pos % r->size;
+  const uint64_t first = at + len <= r->size ? len : r->size - at;
+  memcpy(dst, r->data + at, first);
+  memcpy((char *)dst + first, r->data, len - first);
+}
+
 // Walks the records between the tail and the head, then frees them.
 static void drain(struct ring *r, uint64_t *samples, uint64_t *lost) {
   const uint64_t head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE);
   uint64_t tail = r->meta->data_tail;
   while (tail < head) {
     struct perf_event_header h;
-    const uint64_t at = tail % r->size;
-    if (at + sizeof h <= r->size) {
-      memcpy(&h, r->data + at, sizeof h);
-    } else {  // the header wraps
-      const uint64_t first = r->size - at;
-      memcpy(&h, r->data + at, first);
-      memcpy((char *)&h + first, r->data, sizeof h - first);
-    }
+    copy_out(r, tail, &h, sizeof h);
     if (h.size == 0) break;
     if (h.type == PERF_RECORD_SAMPLE) {
       ++*samples;
     } else if (h.type == PERF_RECORD_LOST) {
       uint64_t n;  // after the header: id, then lost
-      const uint64_t off = (at + sizeof h + 8) % r->size;
-      if (off + 8 <= r->size) {
-        memcpy(&n, r->data + off, 8);
-        *lost += n;
-      }
+      copy_out(r, tail + sizeof h + 8, &n, sizeof n);
+      *lost += n;
     }
     tail += h.size;
   }
@@ -74,8 +76,10 @@ int main(int argc, char **argv) {
     fprintf(stderr, "usage: ring_floor TRACEPOINT_ID [RING_PAGES]\n");
     return 2;
   }
-  const long pages = argc > 2 ? atol(argv[2]) : 2048;
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+  long pages = 512;
+  while (pages * 2 <= 2048 && pages * 2 * 4096 * cpus <= (32L << 20)) pages *= 2;
+  if (argc > 2) pages = atol(argv[2]);
   if (cpus < 1 || cpus > MAX_CPUS || pages < 1 || (pages & (pages - 1))) {
     fprintf(stderr, "ring_floor: bad CPU count or RING_PAGES (a power of two)\n");
     return 2;
@@ -102,7 +106,12 @@ int main(int argc, char **argv) {
   long n = 0;
   const long page = sysconf(_SC_PAGESIZE);
   for (long cpu = 0; cpu < cpus; ++cpu) {
-    const int fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    int fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0 && (errno == E2BIG || errno == EINVAL) && a.sample_max_stack) {
+      // Before 4.8 (no sample_max_stack) the kernel's own depth, 127, holds.
+      a.sample_max_stack = 0;
+      fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+    }
     if (fd < 0) {
       fprintf(stderr, "ring_floor: perf_event_open on CPU %ld: %s\n", cpu, strerror(errno));
       return 1;
