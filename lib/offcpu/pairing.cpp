@@ -70,9 +70,52 @@ SwitchChains::Link SwitchChains::link(size_t cpu, uint32_t prev, uint32_t next, 
   return l;
 }
 
+// What sort() finds: the events still held from the pass before are in
+// order, and each ring's events arrive in time order (nearly always), so the
+// held events are a few runs in time order, one after the other. It merges
+// adjacent runs pairwise (stable: of equal times, the earlier run's first),
+// log2(runs) linear passes, where a stable sort took log2(events). Many
+// short runs (rings out of order) go to the stable sort.
 void TimeOrder::sort() {
-  std::stable_sort(pending_.begin(), pending_.end(),
-                   [](const SchedEvent& a, const SchedEvent& b) { return a.time < b.time; });
+  const auto first = pending_.begin() + static_cast<ptrdiff_t>(head_);
+  const auto earlier = [](const SchedEvent& a, const SchedEvent& b) { return a.time < b.time; };
+  constexpr size_t kMaxRuns = 64;
+  runs_.clear();
+  runs_.push_back(head_);
+  for (size_t i = head_ + 1; i < pending_.size(); ++i) {
+    if (pending_[i].time >= pending_[i - 1].time) continue;
+    if (runs_.size() == kMaxRuns) {
+      std::stable_sort(first, pending_.end(), earlier);
+      return;
+    }
+    runs_.push_back(i);
+  }
+  runs_.push_back(pending_.size());
+  // runs_: the starts of the runs, then the end.
+  while (runs_.size() > 2) {
+    size_t kept = 0;
+    size_t r = 0;
+    for (; r + 2 < runs_.size(); r += 2) {
+      const auto at = [this](size_t k) {
+        return pending_.begin() + static_cast<ptrdiff_t>(runs_[k]);
+      };
+      std::inplace_merge(at(r), at(r + 1), at(r + 2), earlier);
+      runs_[kept++] = runs_[r];
+    }
+    for (; r < runs_.size(); ++r) runs_[kept++] = runs_[r];
+    runs_.resize(kept);
+  }
+}
+
+void TimeOrder::forget(size_t n) {
+  head_ = n;
+  if (head_ == pending_.size()) {
+    pending_.clear();
+    head_ = 0;
+  } else if (head_ * 2 >= pending_.size()) {
+    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(head_));
+    head_ = 0;
+  }
 }
 
 }  // namespace tracekit::offcpu

@@ -167,19 +167,26 @@ class TimeOrder {
   template <class Fn>
   void release(uint64_t horizon, Fn&& fn) {
     sort();
-    size_t n = 0;
+    size_t n = head_;
     while (n < pending_.size() && pending_[n].time <= horizon) fn(pending_[n++]);
-    pending_.erase(pending_.begin(), pending_.begin() + static_cast<ptrdiff_t>(n));
+    forget(n);
   }
   template <class Fn>
   void release_all(Fn&& fn) {
     release(UINT64_MAX, fn);
   }
-  size_t size() const { return pending_.size(); }
+  size_t size() const { return pending_.size() - head_; }
 
  private:
+  // Puts pending_[head_, end) in time order, stably.
   void sort();
+  // Forgets the events before pending_[n].
+  void forget(size_t n);
+  // pending_[head_, end) are held: the released ones before head_ are
+  // dropped in one move once they are at least half the vector.
   std::vector<SchedEvent> pending_;
+  size_t head_ = 0;
+  std::vector<size_t> runs_;  // sort()'s run starts, kept for its capacity
 };
 
 }  // namespace tracekit::offcpu

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+#include <vector>
+
 namespace tracekit::offcpu {
 namespace {
 
@@ -177,6 +181,49 @@ TEST(OffcpuTimeOrderTest, LostRecordsInTheMiddle) {
   p.reset();
   order.push(in(400, 7));
   EXPECT_TRUE(pair(order, p, UINT64_MAX).empty());
+}
+
+// Against the plain way (every held event stably sorted by time each pass):
+// rings of events in time order (now and then one out of order, ties
+// common), read in passes whose horizons hold some back; from 1 to 100 rings
+// a pass, so both the run merge and its fallback to a stable sort (more
+// than 64 runs) are taken. tid is each event's arrival number.
+TEST(OffcpuTimeOrderTest, PassesReleaseWhatAStableSortWould) {
+  std::mt19937_64 rng(14);
+  const auto earlier = [](const SchedEvent& a, const SchedEvent& b) { return a.time < b.time; };
+  for (size_t rings : {1, 2, 3, 8, 65, 100}) {
+    TimeOrder order;
+    std::vector<SchedEvent> held;  // the plain way's
+    uint64_t now = 1000;
+    uint32_t arrival = 0;
+    size_t total = 0;
+    for (int pass = 0; pass <= 20; ++pass) {
+      for (size_t r = 0; r < rings && pass < 20; ++r) {
+        uint64_t t = now;
+        for (size_t k = rng() % 40; k > 0; --k) {
+          t += rng() % 4;
+          const SchedEvent e = in(rng() % 50 == 0 ? t - 3 : t, arrival++);
+          order.push(e);
+          held.push_back(e);
+        }
+      }
+      now += 60;
+      const uint64_t horizon = pass < 20 ? now - 30 : UINT64_MAX;
+      std::stable_sort(held.begin(), held.end(), earlier);
+      size_t n = 0;
+      while (n < held.size() && held[n].time <= horizon) ++n;
+      std::vector<uint32_t> want;
+      for (size_t i = 0; i < n; ++i) want.push_back(held[i].tid);
+      held.erase(held.begin(), held.begin() + static_cast<ptrdiff_t>(n));
+      std::vector<uint32_t> got;
+      order.release(horizon, [&](const SchedEvent& e) { got.push_back(e.tid); });
+      ASSERT_EQ(got, want) << rings << " rings, pass " << pass;
+      ASSERT_EQ(order.size(), held.size());
+      total += got.size();
+    }
+    EXPECT_EQ(total, arrival);
+    EXPECT_EQ(order.size(), 0u);
+  }
 }
 
 // SwitchChains: switch records where a CPU's sched_switch misses switches.
