@@ -15,6 +15,10 @@
 #             callchains, clock, process events, ring size), the rings
 #             emptied without reading the samples: the kernel's own cost of
 #             the samples, what any reader of them adds to a switch at least
+#   floorread ring_floor --read: the same, and every word of every record
+#             read (summed), as a reader that aggregates them must: adds
+#             the cost of moving the samples' cache lines to the reader's
+#             CPU and back to the writer's
 #
 # interleaved over ROUNDS rounds (default 5; the order is rotated every round
 # and reversed every other cycle so no configuration always follows the same
@@ -28,7 +32,7 @@
 # "offcputime, perf bench sched pipe" to the summary table: each tracer's
 # slowdown, added us per switch and lost events; target "<= bpftrace, < perf,
 # 0 lost" (tracekit's median at most bpftrace's, below perf's, nothing lost).
-# A verdict "missed" names the floor's added us per switch.
+# A verdict "missed" names the floors' added us per switch (floor, floorread).
 #
 # Each tracer is started, and the benchmark begins only once it is tracing:
 #   tracekit  perf_event fds open and the main thread blocked in poll/ppoll
@@ -36,7 +40,7 @@
 #             blocked in epoll_wait
 #   perf      perf_event fds open and the main thread blocked in poll (perf
 #             record enables its events before it first polls)
-#   floor     the same as perf (it enables its events before it first polls)
+#   floor, floorread  the same as perf (enables its events before it first polls)
 # then stopped with SIGINT after the benchmark and waited for.
 #
 # Lost events:
@@ -52,14 +56,14 @@
 #             has PERF_RECORD_LOST records, the sum of their "lost:" fields
 #             (`perf report -D`). Both count every record the kernel could
 #             not write to the ring buffers.
-#   floor     the sum of its rings' PERF_RECORD_LOST records, which it prints
-#             on exit ("ring_floor: N samples, M lost")
+#   floor, floorread  the sum of its rings' PERF_RECORD_LOST records, which it
+#             prints on exit ("ring_floor: N samples, M lost")
 #
 # Environment (all optional):
 #   ROUNDS=5           rounds (the first argument wins)
 #   LOOPS=100000       perf bench sched pipe -l
 #   BENCH_CPU=0        CPU the benchmark is pinned to (tracers are unpinned)
-#   CONFIGS="baseline tracekit bpftrace perf floor"   subset / order of configurations
+#   CONFIGS="baseline tracekit bpftrace perf floor floorread"   subset / order
 #   OFFCPUTIME=PATH    offcputime binary (default: build/bin/offcputime of this
 #                      repo; it is copied to the temp dir first so a rebuild
 #                      during the run does not change what is measured)
@@ -86,7 +90,7 @@ case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 ROUNDS=${1:-${ROUNDS:-5}}
 LOOPS=${LOOPS:-100000}
 BENCH_CPU=${BENCH_CPU:-0}
-CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf floor"}
+CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf floor floorread"}
 OFFCPUTIME=${OFFCPUTIME:-$REPO/build/bin/offcputime}
 RESULTS=${RESULTS:-}
 BT_PROG='tracepoint:sched:sched_switch { @[kstack, ustack, comm] = count(); }'
@@ -104,8 +108,8 @@ for c in "${CFGS[@]}"; do
     baseline | perf) ;;
     tracekit) [[ -x $OFFCPUTIME ]] || die "$OFFCPUTIME missing: run 'make -C $REPO all'" ;;
     bpftrace) need_cmd bpftrace bpftrace ;;
-    floor) need_cmd gcc gcc ;;
-    *) die "unknown config '$c' (baseline tracekit bpftrace perf floor)" ;;
+    floor | floorread) need_cmd gcc gcc ;;
+    *) die "unknown config '$c' (baseline tracekit bpftrace perf floor floorread)" ;;
   esac
 done
 perf bench sched pipe -h >/dev/null 2>&1 || perf bench sched pipe -l 10 >/dev/null 2>&1 ||
@@ -121,7 +125,7 @@ stop_workload() { [[ -n $BPID ]] && stop_pid "$BPID" 5; }
 # --- tracers -----------------------------------------------------------------
 tracer_ready() { # CFG: is $TPID tracing
   case $1 in
-    tracekit | perf | floor) ready_perf ;; # perf_event fds open, blocked in poll/ppoll
+    tracekit | perf | floor | floorread) ready_perf ;; # perf_event fds open, blocked in poll/ppoll
     bpftrace) ready_bpftrace ;;
   esac
 }
@@ -135,6 +139,7 @@ start_tracer() { # cfg -> TPID
     perf) perf record -N -e sched:sched_switch -g -a -o "$TMP/perf.data" \
       >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
     floor) "$TMP/ring_floor" "$SWITCH_ID" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
+    floorread) "$TMP/ring_floor" --read "$SWITCH_ID" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
   esac
   TPID=$!
 }
@@ -155,8 +160,8 @@ lost_events() {
       ;;
     bpftrace) lost_bpftrace ;;
     perf) lost_perf "$(perf_stats)" ;;
-    floor)
-      lost=$(sed -n 's/^ring_floor: [0-9]* samples, \([0-9]*\) lost$/\1/p' "$TMP/tracer.err")
+    floor | floorread)
+      lost=$(sed -n 's/^ring_floor: [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$TMP/tracer.err")
       printf '%s\t\n' "${lost:-0}"
       ;;
   esac
@@ -180,7 +185,7 @@ run_bench() {
 if in_list tracekit "${CFGS[*]}"; then
   copy_tool "$OFFCPUTIME" offcputime
 fi
-if in_list floor "${CFGS[*]}"; then
+if in_list floor "${CFGS[*]}" || in_list floorread "${CFGS[*]}"; then
   gcc -O2 -o "$TMP/ring_floor" "$REPO/bench/ring_floor.c" || die "cannot compile bench/ring_floor.c"
   SWITCH_ID=$(cat "$TRACEFS/events/sched/sched_switch/id") ||
     die "no sched:sched_switch tracepoint id"
@@ -288,6 +293,8 @@ if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; th
     verdict="missed ($why)"
     [[ -n ${MED[floor]:-} && -n $base_med ]] &&
       verdict+="; floor: the same samples written and not read $(per_switch "${MED[floor]}" "$base_med") us/switch"
+    [[ -n ${MED[floorread]:-} && -n $base_med ]] &&
+      verdict+="; written and read $(per_switch "${MED[floorread]}" "$base_med") us/switch"
   fi
 fi
 summary_row "offcputime, perf bench sched pipe" "${CELL[tracekit]:--}" "${CELL[bpftrace]:--}" \

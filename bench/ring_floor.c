@@ -6,13 +6,19 @@
 // records). What any reader of those samples adds to a switch is at least
 // this; bpftrace, which aggregates in the kernel, writes no sample.
 //
-//   ring_floor TRACEPOINT_ID [RING_PAGES]      (Ctrl-C or SIGTERM ends it)
+//   ring_floor [--read] TRACEPOINT_ID [RING_PAGES]   (Ctrl-C or SIGTERM ends it)
+//
+// --read: every word of every record is also read (summed into a checksum
+// printed on exit), as any reader that aggregates the samples must: the
+// cost of moving the samples' cache lines from the CPU that wrote them to
+// the reader's, which the writer then pays for when it writes there again.
 //
 // RING_PAGES defaults to offcputime's choice (lib/offcpu/offcputime.cpp,
 // ring_pages): the largest power of two from 512 to 2048 whose rings total
 // at most 32 MiB.
 //
-// On exit it prints "ring_floor: N samples, M lost" on stderr.
+// On exit it prints "ring_floor: N samples, M lost" on stderr (with --read,
+// then ", checksum X").
 #define _GNU_SOURCE
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -31,6 +37,8 @@
 #define MAX_CPUS 1024
 
 static volatile sig_atomic_t stop;
+static int read_all;      // --read
+static uint64_t checksum;  // of every word read with --read
 static void on_signal(int sig) {
   (void)sig;
   stop = 1;
@@ -59,6 +67,14 @@ static void drain(struct ring *r, uint64_t *samples, uint64_t *lost) {
     struct perf_event_header h;
     copy_out(r, tail, &h, sizeof h);
     if (h.size == 0) break;
+    if (read_all) {
+      // Every word after the header, wrap-safe: a record ends 8-byte aligned.
+      for (uint64_t at = sizeof h; at + 8 <= h.size; at += 8) {
+        uint64_t w;
+        copy_out(r, tail + at, &w, sizeof w);
+        checksum += w;
+      }
+    }
     if (h.type == PERF_RECORD_SAMPLE) {
       ++*samples;
     } else if (h.type == PERF_RECORD_LOST) {
@@ -72,8 +88,13 @@ static void drain(struct ring *r, uint64_t *samples, uint64_t *lost) {
 }
 
 int main(int argc, char **argv) {
+  if (argc > 1 && strcmp(argv[1], "--read") == 0) {
+    read_all = 1;
+    --argc;
+    ++argv;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: ring_floor TRACEPOINT_ID [RING_PAGES]\n");
+    fprintf(stderr, "usage: ring_floor [--read] TRACEPOINT_ID [RING_PAGES]\n");
     return 2;
   }
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -141,7 +162,9 @@ int main(int argc, char **argv) {
     ioctl(rings[i].fd, PERF_EVENT_IOC_DISABLE, 0);
     drain(&rings[i], &samples, &lost);
   }
-  fprintf(stderr, "ring_floor: %llu samples, %llu lost\n", (unsigned long long)samples,
+  fprintf(stderr, "ring_floor: %llu samples, %llu lost", (unsigned long long)samples,
           (unsigned long long)lost);
+  if (read_all) fprintf(stderr, ", checksum %llx", (unsigned long long)checksum);
+  fputc('\n', stderr);
   return 0;
 }
