@@ -122,7 +122,16 @@ struct Tracer::Impl {
   TimeOrder order;
   TaskStates states{format};  // refers to format
   std::unordered_map<uint32_t, bool> kthread;
-  std::unordered_map<uint32_t, uint32_t> tgids;  // of the counted threads
+  // By counted thread: its tgid, and the name and stacks of its last
+  // counted switch-out, which its next one (a thread blocking where it
+  // blocked before) can take without hashing them (side_again()).
+  struct Thread {
+    uint32_t tgid = 0;
+    uint32_t comm = UINT32_MAX;
+    aggregate::StackId kernel = aggregate::kNoStack;
+    aggregate::StackId user = aggregate::kNoStack;
+  };
+  std::unordered_map<uint32_t, Thread> threads;
   perf::FollowedThreads followed;  // -p: late threads (see perf/follow.hpp)
   // -p: each switch-out of a traced thread comes as its sched_switch sample
   // and, right after it in the same CPU's ring (both are written with
@@ -306,15 +315,32 @@ struct Tracer::Impl {
       e.counted = true;
       e.start.time = smp.time;
       e.start.tgid = smp.pid;
-      e.start.comm = counts.comms.intern(format.string(f_prev_comm, smp.raw));
-      if (!o.user_stacks_only) e.start.kernel = counts.side(tracing.strip(chains.kernel));
+      Thread& t = threads[e.tid];
+      t.tgid = smp.pid;
+      const std::string_view comm = format.string(f_prev_comm, smp.raw);
+      if (t.comm == UINT32_MAX || counts.comms.str(t.comm) != comm)
+        t.comm = counts.comms.intern(comm);
+      e.start.comm = t.comm;
+      if (!o.user_stacks_only)
+        t.kernel = e.start.kernel = side_again(t.kernel, tracing.strip(chains.kernel));
       if (!o.kernel_stacks_only) {
-        e.start.user = counts.side(chains.user);
+        t.user = e.start.user = side_again(t.user, chains.user);
         if (!chains.user.empty()) user_syms.note_process(static_cast<pid_t>(smp.pid));
       }
-      tgids[e.tid] = smp.pid;
     }
     order.push(e);
+  }
+
+  // counts.side(frames) for a thread whose last stack on that side was
+  // last: last itself when the frames are the same, found by one compare.
+  aggregate::StackId side_again(aggregate::StackId last, std::span<const uint64_t> frames) {
+    if (last >= 0 && !frames.empty()) {
+      const auto stored = counts.stacks.frames(last);
+      if (stored.size() == frames.size() &&
+          std::memcmp(stored.data(), frames.data(), frames.size_bytes()) == 0)
+        return last;
+    }
+    return counts.side(frames);
   }
 
   // The chain of ring i's switches (offcpu/pairing.hpp, SwitchChains):
@@ -568,8 +594,8 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [&m](uint32_t tid) {
-    auto it = m.tgids.find(tid);
-    return it == m.tgids.end() ? tid : it->second;
+    auto it = m.threads.find(tid);
+    return it == m.threads.end() ? tid : it->second.tgid;
   };
   report::print_stack_report(out, err, m.counts, &m.user_syms, p);
   if (m.lost > 0)
