@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <span>
 #include <vector>
 
@@ -89,9 +90,12 @@ size_t Ring::drain(Fn&& fn, size_t max_records, Stop&& stop) {
   while (tail < head && n < max_records && !stop()) {
     const uint64_t off = tail & mask;
     perf_event_header hdr;
-    // The header itself may straddle the end.
-    for (size_t i = 0; i < sizeof hdr; ++i)
-      reinterpret_cast<uint8_t*>(&hdr)[i] = data_[(off + i) & mask];
+    if (off + sizeof hdr <= data_size_) {
+      std::memcpy(&hdr, data_ + off, sizeof hdr);
+    } else {  // the header itself straddles the end
+      for (size_t i = 0; i < sizeof hdr; ++i)
+        reinterpret_cast<uint8_t*>(&hdr)[i] = data_[(off + i) & mask];
+    }
     if (hdr.size < sizeof hdr || hdr.size > head - tail || hdr.size > data_size_) {
       // The kernel only publishes whole records, so this is corruption (or a
       // bogus tail). Skipping one record is impossible without a valid size:
