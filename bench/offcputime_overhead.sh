@@ -25,8 +25,10 @@
 # one), and prints per configuration the median, min and max usecs/op, the
 # slowdown of the median against the baseline median, the added cost per
 # context switch (median minus baseline median, over the 2 switches of each
-# op: the token goes to the other process and back), and the events each
-# tracer lost (ring buffer overflow).
+# op: the token goes to the other process and back), the tracer's own CPU
+# time while the benchmark ran (its threads' schedstat, median us per
+# switch, on whichever CPU it ran), and the events each tracer lost (ring
+# buffer overflow).
 #
 # With SUMMARY=FILE (bench/run, make bench) it adds the row
 # "offcputime, perf bench sched pipe" to the summary table: each tracer's
@@ -167,6 +169,28 @@ lost_events() {
   esac
 }
 
+# tracer_threads_ns -> "TID NS" lines: the CPU time of each of $TPID's
+# threads so far (ns, from its schedstat)
+tracer_threads_ns() {
+  local f
+  for f in /proc/"$TPID"/task/*/schedstat; do
+    [[ -r $f ]] || continue
+    f=${f%/schedstat}
+    echo "${f##*/} $(cut -d' ' -f1 "$f/schedstat" 2>/dev/null)"
+  done
+}
+
+# run_bench_traced: run_bench, and TCPU = the tracer's CPU ns during it: the
+# growth of each thread alive at the end (a thread that exited in between,
+# such as one loading symbols at start, is left out)
+run_bench_traced() {
+  local a b
+  a=$(tracer_threads_ns); run_bench; b=$(tracer_threads_ns)
+  TCPU=$(awk 'NR == FNR {if (NF == 2) was[$1] = $2; next}
+              NF == 2 {s += $2 - ($1 in was ? was[$1] : 0); n++}
+              END {if (n) print s}' <(echo "$a") <(echo "$b"))
+}
+
 # per_switch MEDIAN BASE -> the added usecs per context switch, "+1.23"
 # (perf bench sched pipe: 2 switches per op)
 per_switch() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%+.2f", (a - b) / 2}'; }
@@ -200,8 +224,8 @@ if pgrep -x qemu-system-x86 >/dev/null 2>&1 || pgrep -f '^qemu-system' >/dev/nul
 fi
 [[ -n $RESULTS ]] && echo "round,config,usecs_op,lost,status" >"$RESULTS"
 
-declare -A VALS LOST LOSTMAX NOTES FAILS FAILMSG
-for c in "${CFGS[@]}"; do VALS[$c]=""; LOST[$c]=0; LOSTMAX[$c]=0; NOTES[$c]=""; FAILS[$c]=0; FAILMSG[$c]=""; done
+declare -A VALS LOST LOSTMAX NOTES FAILS FAILMSG TCPUS
+for c in "${CFGS[@]}"; do VALS[$c]=""; LOST[$c]=0; LOSTMAX[$c]=0; NOTES[$c]=""; FAILS[$c]=0; FAILMSG[$c]=""; TCPUS[$c]=""; done
 
 # warm-up (discarded): page cache, perf binary
 run_bench
@@ -210,11 +234,11 @@ for ((r = 1; r <= ROUNDS; r++)); do
   round_order "$r" "${CFGS[@]}"
   log "round $r/$ROUNDS: ${ORDER[*]}"
   for cfg in "${ORDER[@]}"; do
-    status=ok lost="" notes="" us=""
+    status=ok lost="" notes="" us="" TCPU=""
     if [[ $cfg == baseline ]]; then
       run_bench; us=$US
     else
-      run_traced "$cfg" "the benchmark" run_bench; rc=$?
+      run_traced "$cfg" "the benchmark" run_bench_traced; rc=$?
       if ((rc == 1)); then
         status=failed FAILMSG[$cfg]=$TRACER_ERR
       else
@@ -227,6 +251,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     [[ -n $us ]] || status=failed
     if [[ $status == ok ]]; then
       VALS[$cfg]+="$us "
+      [[ -n $TCPU ]] && TCPUS[$cfg]+="$(awk -v n="$TCPU" -v l="$LOOPS" 'BEGIN {printf "%.3f", n / 1000 / (2 * l)}') "
       if [[ $cfg != baseline ]]; then
         LOST[$cfg]=$((LOST[$cfg] + lost))
         ((lost > LOSTMAX[$cfg])) && LOSTMAX[$cfg]=$lost
@@ -252,14 +277,14 @@ echo
 echo "offcputime overhead: perf bench sched pipe -l $LOOPS pinned to CPU $BENCH_CPU; $ROUNDS rounds, interleaved; $(nproc) CPUs, kernel $(uname -r)"
 load_summary
 echo
-printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' config runs "median" min max "slowdown" "added" "lost sum/max" notes
-printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "us/switch" "per run" ""
+printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' config runs "median" min max "slowdown" "added" "tracer CPU" "lost sum/max" notes
+printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "us/switch" "us/switch" "per run" ""
 declare -A CELL MED
 for c in "${CFGS[@]}"; do
   # shellcheck disable=SC2086
   read -r med mn mx cnt <<<"$(stats 3 ${VALS[$c]})"
   if ((cnt == 0)); then
-    printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "$c" 0 - - - - - - "unavailable: ${FAILMSG[$c]}"
+    printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" 0 - - - - - - - "unavailable: ${FAILMSG[$c]}"
     CELL[$c]="unavailable"
     continue
   fi
@@ -276,8 +301,11 @@ for c in "${CFGS[@]}"; do
     lost_s="${LOST[$c]}/${LOSTMAX[$c]}"
   fi
   note=$(sum_notes "${NOTES[$c]}")
+  tcpu=-
+  # shellcheck disable=SC2086
+  [[ -n ${TCPUS[$c]} ]] && read -r tcpu _ <<<"$(stats 3 ${TCPUS[$c]})"
   ((FAILS[$c])) && note+="${note:+; }${FAILS[$c]} run(s) failed: ${FAILMSG[$c]}"
-  printf '%-9s %5s %10s %10s %10s %17s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$lost_s" "$note"
+  printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$tcpu" "$lost_s" "$note"
 done
 
 # the make bench summary: tracekit against bpftrace and perf
