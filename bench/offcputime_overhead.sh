@@ -19,6 +19,12 @@
 #             read (summed), as a reader that aggregates them must: adds
 #             the cost of moving the samples' cache lines to the reader's
 #             CPU and back to the writer's
+#   floorswitch  ring_floor --read --switch CPU: floorread, and context-switch
+#             records written on one CPU other than the benchmark's (the
+#             first), as offcputime keeps them on a CPU whose switches out
+#             of idle sched_switch does not show (offcpu/pairing.hpp; CPU 1
+#             of the 6.18 VM): while such an event exists the kernel runs
+#             perf's sched hooks at every switch of every CPU
 #
 # interleaved over ROUNDS rounds (default 5; the order is rotated every round
 # and reversed every other cycle so no configuration always follows the same
@@ -34,7 +40,8 @@
 # "offcputime, perf bench sched pipe" to the summary table: each tracer's
 # slowdown, added us per switch and lost events; target "<= bpftrace, < perf,
 # 0 lost" (tracekit's median at most bpftrace's, below perf's, nothing lost).
-# A verdict "missed" names the floors' added us per switch (floor, floorread).
+# A verdict "missed" names the floors' added us per switch (floor, floorread,
+# floorswitch).
 #
 # Each tracer is started, and the benchmark begins only once it is tracing:
 #   tracekit  perf_event fds open and the main thread blocked in poll/ppoll
@@ -42,7 +49,8 @@
 #             blocked in epoll_wait
 #   perf      perf_event fds open and the main thread blocked in poll (perf
 #             record enables its events before it first polls)
-#   floor, floorread  the same as perf (enables its events before it first polls)
+#   floor, floorread, floorswitch  the same as perf (enables its events before
+#             it first polls)
 # then stopped with SIGINT after the benchmark and waited for.
 #
 # Lost events:
@@ -58,14 +66,15 @@
 #             has PERF_RECORD_LOST records, the sum of their "lost:" fields
 #             (`perf report -D`). Both count every record the kernel could
 #             not write to the ring buffers.
-#   floor, floorread  the sum of its rings' PERF_RECORD_LOST records, which it
-#             prints on exit ("ring_floor: N samples, M lost")
+#   floor, floorread, floorswitch  the sum of its rings' PERF_RECORD_LOST
+#             records, which it prints on exit ("ring_floor: N samples, M lost")
 #
 # Environment (all optional):
 #   ROUNDS=5           rounds (the first argument wins)
 #   LOOPS=100000       perf bench sched pipe -l
 #   BENCH_CPU=0        CPU the benchmark is pinned to (tracers are unpinned)
-#   CONFIGS="baseline tracekit bpftrace perf floor floorread"   subset / order
+#   CONFIGS="baseline tracekit bpftrace perf floor floorread floorswitch"
+#                      subset / order of configurations
 #   OFFCPUTIME=PATH    offcputime binary (default: build/bin/offcputime of this
 #                      repo; it is copied to the temp dir first so a rebuild
 #                      during the run does not change what is measured)
@@ -92,7 +101,7 @@ case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 ROUNDS=${1:-${ROUNDS:-5}}
 LOOPS=${LOOPS:-100000}
 BENCH_CPU=${BENCH_CPU:-0}
-CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf floor floorread"}
+CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf floor floorread floorswitch"}
 OFFCPUTIME=${OFFCPUTIME:-$REPO/build/bin/offcputime}
 RESULTS=${RESULTS:-}
 BT_PROG='tracepoint:sched:sched_switch { @[kstack, ustack, comm] = count(); }'
@@ -110,8 +119,8 @@ for c in "${CFGS[@]}"; do
     baseline | perf) ;;
     tracekit) [[ -x $OFFCPUTIME ]] || die "$OFFCPUTIME missing: run 'make -C $REPO all'" ;;
     bpftrace) need_cmd bpftrace bpftrace ;;
-    floor | floorread) need_cmd gcc gcc ;;
-    *) die "unknown config '$c' (baseline tracekit bpftrace perf floor floorread)" ;;
+    floor | floorread | floorswitch) need_cmd gcc gcc ;;
+    *) die "unknown config '$c' (baseline tracekit bpftrace perf floor floorread floorswitch)" ;;
   esac
 done
 perf bench sched pipe -h >/dev/null 2>&1 || perf bench sched pipe -l 10 >/dev/null 2>&1 ||
@@ -127,7 +136,7 @@ stop_workload() { [[ -n $BPID ]] && stop_pid "$BPID" 5; }
 # --- tracers -----------------------------------------------------------------
 tracer_ready() { # CFG: is $TPID tracing
   case $1 in
-    tracekit | perf | floor | floorread) ready_perf ;; # perf_event fds open, blocked in poll/ppoll
+    tracekit | perf | floor | floorread | floorswitch) ready_perf ;; # perf_event fds open, blocked in poll/ppoll
     bpftrace) ready_bpftrace ;;
   esac
 }
@@ -142,6 +151,8 @@ start_tracer() { # cfg -> TPID
       >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
     floor) "$TMP/ring_floor" "$SWITCH_ID" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
     floorread) "$TMP/ring_floor" --read "$SWITCH_ID" >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
+    floorswitch) "$TMP/ring_floor" --read --switch "$RECORDS_CPU" "$SWITCH_ID" \
+      >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
   esac
   TPID=$!
 }
@@ -162,7 +173,7 @@ lost_events() {
       ;;
     bpftrace) lost_bpftrace ;;
     perf) lost_perf "$(perf_stats)" ;;
-    floor | floorread)
+    floor | floorread | floorswitch)
       lost=$(sed -n 's/^ring_floor: [0-9]* samples, \([0-9]*\) lost.*/\1/p' "$TMP/tracer.err")
       printf '%s\t\n' "${lost:-0}"
       ;;
@@ -209,10 +220,13 @@ run_bench() {
 if in_list tracekit "${CFGS[*]}"; then
   copy_tool "$OFFCPUTIME" offcputime
 fi
-if in_list floor "${CFGS[*]}" || in_list floorread "${CFGS[*]}"; then
+if in_list floor "${CFGS[*]}" || in_list floorread "${CFGS[*]}" || in_list floorswitch "${CFGS[*]}"; then
   gcc -O2 -o "$TMP/ring_floor" "$REPO/bench/ring_floor.c" || die "cannot compile bench/ring_floor.c"
   SWITCH_ID=$(cat "$TRACEFS/events/sched/sched_switch/id") ||
     die "no sched:sched_switch tracepoint id"
+  # floorswitch's switch records: the first CPU that is not the benchmark's
+  RECORDS_CPU=0
+  ((BENCH_CPU == 0 && $(nproc) > 1)) && RECORDS_CPU=1
 fi
 
 TRACEFS_BEFORE=$(tracefs_state)
@@ -260,7 +274,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     else
       FAILS[$cfg]=$((FAILS[$cfg] + 1))
     fi
-    log "  $(printf '%-9s %10s usecs/op  lost %-8s %s %s' "$cfg" "${us:--}" "${lost:--}" "$status" "$notes")"
+    log "  $(printf '%-11s %10s usecs/op  lost %-8s %s %s' "$cfg" "${us:--}" "${lost:--}" "$status" "$notes")"
     [[ -n $RESULTS ]] && echo "$r,$cfg,${us},${lost},$status" >>"$RESULTS"
   done
 done
@@ -277,14 +291,14 @@ echo
 echo "offcputime overhead: perf bench sched pipe -l $LOOPS pinned to CPU $BENCH_CPU; $ROUNDS rounds, interleaved; $(nproc) CPUs, kernel $(uname -r)"
 load_summary
 echo
-printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' config runs "median" min max "slowdown" "added" "tracer CPU" "lost sum/max" notes
-printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "us/switch" "us/switch" "per run" ""
+printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' config runs "median" min max "slowdown" "added" "tracer CPU" "lost sum/max" notes
+printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "" "" "usecs/op" "usecs/op" "usecs/op" "vs baseline" "us/switch" "us/switch" "per run" ""
 declare -A CELL MED
 for c in "${CFGS[@]}"; do
   # shellcheck disable=SC2086
   read -r med mn mx cnt <<<"$(stats 3 ${VALS[$c]})"
   if ((cnt == 0)); then
-    printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" 0 - - - - - - - "unavailable: ${FAILMSG[$c]}"
+    printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" 0 - - - - - - - "unavailable: ${FAILMSG[$c]}"
     CELL[$c]="unavailable"
     continue
   fi
@@ -305,7 +319,7 @@ for c in "${CFGS[@]}"; do
   # shellcheck disable=SC2086
   [[ -n ${TCPUS[$c]} ]] && read -r tcpu _ <<<"$(stats 3 ${TCPUS[$c]})"
   ((FAILS[$c])) && note+="${note:+; }${FAILS[$c]} run(s) failed: ${FAILMSG[$c]}"
-  printf '%-9s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$tcpu" "$lost_s" "$note"
+  printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$tcpu" "$lost_s" "$note"
 done
 
 # the make bench summary: tracekit against bpftrace and perf
@@ -322,7 +336,9 @@ if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; th
     [[ -n ${MED[floor]:-} && -n $base_med ]] &&
       verdict+="; floor: the same samples written and not read $(per_switch "${MED[floor]}" "$base_med") us/switch"
     [[ -n ${MED[floorread]:-} && -n $base_med ]] &&
-      verdict+="; written and read $(per_switch "${MED[floorread]}" "$base_med") us/switch"
+      verdict+="; written and read $(per_switch "${MED[floorread]}" "$base_med")"
+    [[ -n ${MED[floorswitch]:-} && -n $base_med ]] &&
+      verdict+="; read, with switch records on CPU $RECORDS_CPU $(per_switch "${MED[floorswitch]}" "$base_med")"
   fi
 fi
 summary_row "offcputime, perf bench sched pipe" "${CELL[tracekit]:--}" "${CELL[bpftrace]:--}" \

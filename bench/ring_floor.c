@@ -6,12 +6,20 @@
 // records). What any reader of those samples adds to a switch is at least
 // this; bpftrace, which aggregates in the kernel, writes no sample.
 //
-//   ring_floor [--read] TRACEPOINT_ID [RING_PAGES]   (Ctrl-C or SIGTERM ends it)
+//   ring_floor [--read] [--switch CPU] TRACEPOINT_ID [RING_PAGES]
+//
+// (Ctrl-C or SIGTERM ends it.)
 //
 // --read: every word of every record is also read (summed into a checksum
 // printed on exit), as any reader that aggregates the samples must: the
 // cost of moving the samples' cache lines from the CPU that wrote them to
 // the reader's, which the writer then pays for when it writes there again.
+//
+// --switch CPU: a dummy event writing context-switch records
+// (attr.context_switch) into CPU's ring too, as offcputime keeps on a CPU
+// whose switches out of idle sched_switch does not show (offcpu/pairing.hpp).
+// While any such event exists the kernel runs perf's sched-in/sched-out
+// hooks at every switch of every CPU, not only that one's.
 //
 // RING_PAGES defaults to offcputime's choice (lib/offcpu/offcputime.cpp,
 // ring_pages): the largest power of two from 512 to 2048 whose rings total
@@ -38,6 +46,7 @@
 
 static volatile sig_atomic_t stop;
 static int read_all;      // --read
+static long switch_cpu = -1;  // --switch
 static uint64_t checksum;  // of every word read with --read
 static void on_signal(int sig) {
   (void)sig;
@@ -88,13 +97,21 @@ static void drain(struct ring *r, uint64_t *samples, uint64_t *lost) {
 }
 
 int main(int argc, char **argv) {
-  if (argc > 1 && strcmp(argv[1], "--read") == 0) {
-    read_all = 1;
-    --argc;
-    ++argv;
+  for (;;) {
+    if (argc > 1 && strcmp(argv[1], "--read") == 0) {
+      read_all = 1;
+      --argc;
+      ++argv;
+    } else if (argc > 2 && strcmp(argv[1], "--switch") == 0) {
+      switch_cpu = atol(argv[2]);
+      argc -= 2;
+      argv += 2;
+    } else {
+      break;
+    }
   }
   if (argc < 2) {
-    fprintf(stderr, "usage: ring_floor [--read] TRACEPOINT_ID [RING_PAGES]\n");
+    fprintf(stderr, "usage: ring_floor [--read] [--switch CPU] TRACEPOINT_ID [RING_PAGES]\n");
     return 2;
   }
   const long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -143,6 +160,23 @@ int main(int argc, char **argv) {
       return 1;
     }
     rings[n] = (struct ring){fd, m, (unsigned char *)m + page, (uint64_t)pages * page};
+    if (cpu == switch_cpu) {
+      struct perf_event_attr d;
+      memset(&d, 0, sizeof d);
+      d.size = sizeof d;
+      d.type = PERF_TYPE_SOFTWARE;
+      d.config = PERF_COUNT_SW_DUMMY;
+      d.sample_type = a.sample_type;
+      d.sample_id_all = 1;
+      d.use_clockid = 1;
+      d.clockid = CLOCK_MONOTONIC;
+      d.context_switch = 1;
+      const int dfd = (int)syscall(SYS_perf_event_open, &d, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
+      if (dfd < 0 || ioctl(dfd, PERF_EVENT_IOC_SET_OUTPUT, fd) != 0) {
+        fprintf(stderr, "ring_floor: switch records on CPU %ld: %s\n", cpu, strerror(errno));
+        return 1;
+      }
+    }
     pfds[n] = (struct pollfd){.fd = fd, .events = POLLIN};
     ++n;
   }
