@@ -34,9 +34,9 @@ class SignatureTable {
   explicit SignatureTable(FullHash full = &full_hash);
 
   // The quick hash find() and insert() take: pid, name, both stacks'
-  // lengths and a handful of their frames (the leaf end, the middle, the
-  // root), so that a repeat costs about one read of its frames (the
-  // compare's). Signatures that share it are told apart by full_hash.
+  // lengths and six frames of each (the leaf end's), so that a repeat
+  // costs about one read of its frames (the compare's). Signatures that
+  // share it are told apart by full_hash.
   static uint64_t hash(const Signature& s);
   // Every byte of the signature.
   static uint64_t full_hash(const Signature& s);

@@ -178,14 +178,14 @@ TEST(AggregateStackCountsTest, RandomAgainstTables) {
 }
 
 // Stacks that differ only in frames the quick hash does not read (it reads
-// both ends, the quarters and the middle): one quick hash for many
+// the first six of a stack longer than six): one quick hash for many
 // signatures, which then live in the shared table, every lookup exact.
 TEST(AggregateStackCountsTest, StacksApartOnlyWhereTheQuickHashDoesNotRead) {
   std::vector<Stack> stacks;
   for (uint64_t i = 0; i < 200; ++i) {
     Stack s(40, 0xffffffff81000000);
     for (size_t j = 0; j < s.size(); ++j) s[j] += j;
-    s[5] += i % 20;   // positions 5 and 33: not 0, 1, 10, 20, 29, 39
+    s[6] += i % 20;   // positions 6 and 33: not 0-5
     s[33] += i / 20;
     stacks.push_back(s);
   }
