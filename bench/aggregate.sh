@@ -18,7 +18,7 @@
 # benchmark's own signature number, hands it the stored record, which it
 # compares and counts); FloorLookup is add() with the quick hash handed over
 # by the oracle; FloorKeyed is FloorLookup with that hash made to wait for
-# the event's first frame, as a hash of the event's content must; FloorHash
+# the first frame of each stack, as a hash of the key must; FloorHash
 # hashes every frame of each signature (what the table did before its quick
 # hash). No exact aggregator can beat FloorRead;
 # FloorCompare is what add() would cost if finding the record were free. Google Benchmark interleaves the repetitions of all of them at
@@ -96,7 +96,7 @@ echo "(FloorRead: only reading every frame once. FloorCompare: the record of eac
 echo "signature handed over by an oracle (the benchmark's own numbering), compared and counted:"
 echo "add() with no lookup at all. FloorLookup: add() with the quick hash handed over by the"
 echo "oracle: the slot, the compare and the total. FloorKeyed: FloorLookup whose hash waits for"
-echo "the event's first frame, as any hash of the event must. FloorHash: only hashing every frame"
+echo "the first frame of each stack, as any hash of the key must. FloorHash: only hashing every frame"
 echo "of each signature. No exact aggregator can be faster than FloorRead; FloorCompare is what"
 echo "add() would cost if finding the record were free.)"
 echo
@@ -122,7 +122,7 @@ events_row() {
   r=$(ratio "$tk" "$std")
   verdict=met
   awk -v t="$tk" -v r="$r" 'BEGIN {exit !(t >= 20e6 && r >= 2)}' ||
-    verdict="missed $(mps "$tk") M/s, ${r}x std; floors: the compare alone (record found by an oracle) $(mps "${MED[$1/FloorCompare]}"), the lookup with the hash given $(mps "${MED[$1/FloorLookup]}"), the same waiting for the event's first frame $(mps "${MED[$1/FloorKeyed]}"), reading the frames $(mps "${MED[$1/FloorRead]}") M/s"
+    verdict="missed $(mps "$tk") M/s, ${r}x std; floors: the compare alone (record found by an oracle) $(mps "${MED[$1/FloorCompare]}"), the lookup with the hash given $(mps "${MED[$1/FloorLookup]}"), the same waiting for each stack's first frame $(mps "${MED[$1/FloorKeyed]}"), reading the frames $(mps "${MED[$1/FloorRead]}") M/s"
   summary_row "$2" "$(mps "$tk") M/s (${r}x std, $(ratio "$tk" "$absl")x absl)" - - \
     ">=20 M/s, >=2x std (std $(mps "$std"), absl $(mps "$absl") M/s)" "$verdict"
 }

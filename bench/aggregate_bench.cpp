@@ -24,7 +24,7 @@
 //   FloorLookup        add() with the quick hash handed over by the oracle:
 //                      the slot, the compare and the total
 //   FloorKeyed         FloorLookup whose handed-over hash waits for the
-//                      event's first frame, as a hash of the event must
+//                      first frame of each stack, as a hash of the key must
 //   FloorHash          not an aggregator: only SignatureTable::full_hash,
 //                      every frame hashed (StackCounts::add's first pass
 //                      until it hashed a sample of the frames instead)
@@ -358,11 +358,12 @@ class FloorCompareAgg : public OracleAgg {
 // after those.
 //
 // FloorKeyed (kWait): the same, but the handed-over hash waits for the
-// event's first frame (a data dependency the processor cannot speculate
-// past), as the hash of any table keyed by the event's content must wait
-// for at least one load of the event before its slot can be loaded. On the
-// pool workload that load is a cache miss of its own; on the ring it is
-// the line the read reaches first.
+// first frame of each of the event's stacks (a data dependency the
+// processor cannot speculate past), as the hash of any table keyed by the
+// event's content must read each part of the key before its slot can be
+// loaded. On the pool workload those loads are cache misses of their own;
+// on the ring they are the first line of the event and the line where its
+// user stack starts.
 template <bool kWait>
 class FloorLookupAgg : public OracleAgg {
  public:
@@ -372,9 +373,13 @@ class FloorLookupAgg : public OracleAgg {
     std::optional<uint64_t>& h = hashes_[sig_];
     if (!h) h = SignatureTable::hash(s);
     uint64_t hash = *h;
-    // No frame is this non-canonical address, so this adds 0, computed from
-    // the frame's value (a compare and a set, no branch).
-    if constexpr (kWait) hash += static_cast<uint64_t>(!k.empty() && k[0] == 0x5a5a5a5a5a5a5a5a);
+    // No xor of two frames is this value, so this adds 0, computed from the
+    // frames' values (a compare and a set, no branch).
+    if constexpr (kWait) {
+      const uint64_t first_k = k.empty() ? 0 : k[0];
+      const uint64_t first_u = u == nullptr || u->empty() ? 0 : (*u)[0];
+      hash += static_cast<uint64_t>((first_k ^ first_u) == 0x5a5a5a5a5a5a5a5a);
+    }
     const uint32_t key = tables_.counts().signatures.find(s, hash);
     if (key == SignatureTable::kAbsent) return tables_.add(pid, comm, k, u);
     tables_.counts().counts.add_at(key, 1);
