@@ -29,9 +29,17 @@ class SignatureTable {
   static constexpr uint32_t kAbsent = UINT32_MAX;
   using FullHash = uint64_t (*)(const Signature&);
 
+  // The compare's instructions: AVX2's where the processor has them, or the
+  // baseline's (any x86-64; any processor elsewhere). Tests force the
+  // baseline to run it on any machine.
+  enum class Isa { kBest, kBaseline };
+
   // full: the hash of a whole signature, used where two signatures share a
   // quick hash (tests pass a constant to force full-hash collisions too).
-  explicit SignatureTable(FullHash full = &full_hash);
+  explicit SignatureTable(FullHash full = &full_hash, Isa isa = Isa::kBest);
+  // Whether this table's lookups use AVX2.
+  bool avx2() const { return avx2_; }
+  static bool has_avx2();
 
   // The quick hash find() and insert() take: pid, name, both stacks'
   // lengths and six frames of each (the leaf end's), so that a repeat
@@ -41,10 +49,11 @@ class SignatureTable {
   // Every byte of the signature.
   static uint64_t full_hash(const Signature& s);
   // The key index stored for s (of quick hash h), or kAbsent.
-  uint32_t find(const Signature& s, uint64_t h) const;
-  // The exact compare find() makes once it has a record: the key index in
-  // record (0 in a staged one) if it holds s, else kAbsent. Public for
-  // aggregate_bench's FloorCompare, which finds records by an oracle.
+  uint32_t find(const Signature& s, uint64_t h) const { return find_(*this, s, h); }
+  // The exact compare find() makes once it has a record (the best Isa's):
+  // the key index in record (0 in a staged one) if it holds s, else kAbsent.
+  // Public for aggregate_bench's FloorCompare, which finds records by an
+  // oracle.
   static uint32_t match(const uint64_t* record, const Signature& s);
 
   // A new signature's record, written to the arena but not yet in the table:
@@ -84,9 +93,18 @@ class SignatureTable {
   };
   static const uint64_t* const kShared;
 
+  // find() for each Isa, one body compiled twice.
+  template <bool kAvx2>
+  uint32_t find_in(const Signature& s, uint64_t h) const;
+  static uint32_t find_avx2(const SignatureTable& t, const Signature& s, uint64_t h);
+  static uint32_t find_baseline(const SignatureTable& t, const Signature& s, uint64_t h);
   uint32_t find_shared(const Signature& s) const;
+  uint32_t find_shared_avx2(const Signature& s) const;
+  uint32_t find_shared_baseline(const Signature& s) const;
 
   FullHash full_;
+  bool avx2_;
+  uint32_t (*find_)(const SignatureTable&, const Signature&, uint64_t);
   size_t size_ = 0;
   Slots quick_;   // one slot per quick hash: a record, or kShared
   Slots shared_;  // by full hash: the records of every shared quick hash

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 #include <random>
 #include <string>
@@ -207,21 +208,38 @@ TEST(AggregateStackCountsTest, StacksApartOnlyWhereTheQuickHashDoesNotRead) {
 // apart, through growth.
 uint64_t constant_hash(const Signature&) { return 99; }
 
-class AggregateSignatureTableTest : public testing::TestWithParam<bool> {
+// Each test runs with each compare (SignatureTable::Isa): the best this
+// processor has, and the baseline's.
+class AggregateSignatureTableTest
+    : public testing::TestWithParam<std::tuple<bool, SignatureTable::Isa>> {
  protected:
   // With a constant full hash too, only the compare tells signatures apart.
   SignatureTable::FullHash full() const {
-    return GetParam() ? &constant_hash : &SignatureTable::full_hash;
+    return std::get<0>(GetParam()) ? &constant_hash : &SignatureTable::full_hash;
+  }
+  SignatureTable table() const {
+    SignatureTable t(full(), std::get<1>(GetParam()));
+    if (std::get<1>(GetParam()) == SignatureTable::Isa::kBaseline) {
+      EXPECT_FALSE(t.avx2());
+    } else {
+      EXPECT_EQ(t.avx2(), SignatureTable::has_avx2());
+      if (!t.avx2()) std::printf("no AVX2 on this processor: Best is the baseline\n");
+    }
+    return t;
   }
 };
 
-INSTANTIATE_TEST_SUITE_P(FullHash, AggregateSignatureTableTest, testing::Values(false, true),
-                         [](const testing::TestParamInfo<bool>& i) {
-                           return i.param ? std::string("Constant") : std::string("Real");
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    FullHashAndIsa, AggregateSignatureTableTest,
+    testing::Combine(testing::Values(false, true),
+                     testing::Values(SignatureTable::Isa::kBest, SignatureTable::Isa::kBaseline)),
+    [](const testing::TestParamInfo<std::tuple<bool, SignatureTable::Isa>>& i) {
+      return std::string(std::get<0>(i.param) ? "Constant" : "Real") +
+             (std::get<1>(i.param) == SignatureTable::Isa::kBest ? "Best" : "Baseline");
+    });
 
 TEST_P(AggregateSignatureTableTest, ForcedCollisions) {
-  SignatureTable t(full());
+  SignatureTable t = table();
   std::vector<Stack> frames;
   for (uint64_t i = 0; i < 500; ++i) frames.push_back(Stack(1 + i % 7, i));  // all different
   auto sig = [&](uint64_t i) {
@@ -240,11 +258,12 @@ TEST_P(AggregateSignatureTableTest, ForcedCollisions) {
 
 // One quick hash for all again (and with Constant one full hash), so only
 // the compare tells them apart: names of
-// every length up to 24 bytes and stacks of every length up to 13 frames,
+// every length up to 24 bytes and stacks of every length up to 21 frames,
 // each variant differing from the base in a single byte or frame (the
-// compare reads short names and stack tails with overlapping loads).
+// compare reads short names and stack tails with overlapping loads, and
+// stacks eight frames at a time).
 TEST_P(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
-  SignatureTable t(full());
+  SignatureTable t = table();
   constexpr uint64_t kHash = 7;
   std::vector<std::string> names;
   std::vector<Stack> stacks;
@@ -253,7 +272,7 @@ TEST_P(AggregateSignatureTableTest, ForcedCollisionsOneByteOrFrameApart) {
     names.push_back(base);
     for (size_t i = 0; i < n; ++i) names.push_back(std::string(base).replace(i, 1, "b"));
   }
-  for (size_t n = 0; n <= 13; ++n) {
+  for (size_t n = 0; n <= 21; ++n) {
     const Stack base(n, 0xffffffff81000000);
     stacks.push_back(base);
     for (size_t i = 0; i < n; ++i) {
