@@ -25,7 +25,7 @@
 #include "aggregate/hash.hpp"
 
 // The lookups are compiled twice (Isa): for processors with AVX2, whose
-// 256-bit registers make the compare half the instructions (+9-12% events/s
+// 256-bit registers make the compare half the instructions (+7-9% events/s
 // in aggregate_bench), and for any x86-64. The table picks one when it is
 // made, so one binary runs on old hosts too.
 #if defined(__x86_64__)
