@@ -2,8 +2,8 @@
 # bench/aggregate.sh: the aggregation microbenchmark (build/bench/aggregate_bench)
 # as a table and as rows of the make bench summary.
 #
-#   bench/aggregate.sh              # 5 repetitions, interleaved
-#   bench/aggregate.sh 9            # 9 repetitions (or REPS=9)
+#   bench/aggregate.sh              # 9 repetitions, interleaved
+#   bench/aggregate.sh 15           # 15 repetitions (or REPS=15)
 #
 # BM_Events replays 1,048,576 events (10-40 frame kernel and user stacks,
 # 5,000 Zipf-drawn signatures, process names as strings) through
@@ -35,14 +35,14 @@
 # stacks" (bytes per stack, absl's and std's beside it). No root needed.
 # Takes about 2.5 minutes.
 #
-# Environment: REPS (5), AGGREGATE_BENCH (build/bench/aggregate_bench, made
+# Environment: REPS (9), AGGREGATE_BENCH (build/bench/aggregate_bench, made
 # with `make -s` if it is the default), TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
-REPS=${1:-${REPS:-5}}
+REPS=${1:-${REPS:-9}}
 posint REPS "$REPS"
 need_cmd jq jq
 stop_workload() { :; }

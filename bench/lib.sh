@@ -275,6 +275,27 @@ median() { # decimals values... -> the median, nothing for no values
   read -r m _ <<<"$(stats "$@")"
   [[ $m == - ]] || echo "$m"
 }
+# paired A B: rounds as "ROUND:VALUE ..." lists (one config's values each,
+# from the same interleaved rounds) -> "BELOW N MEDIAN": of the N rounds in
+# which both ran, the number in which A's value was below B's, and the
+# median of A minus B over them. A round's two runs are minutes apart at
+# most, so a slow stretch of the machine lands on both: the paired figures
+# show how often and by how much A beat B where the medians alone (each of
+# its own rounds) can flip on one slow run.
+paired() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    nb = split(b, bs, " "); for (i = 1; i <= nb; i++) { split(bs[i], kv, ":"); bv[kv[1]] = kv[2] }
+    na = split(a, as, " ")
+    for (i = 1; i <= na; i++) {
+      split(as[i], kv, ":")
+      if (!(kv[1] in bv)) continue
+      d[++n] = kv[2] - bv[kv[1]]; if (d[n] < 0) below++
+    }
+    if (n == 0) { print "0 0 -"; exit }
+    for (i = 2; i <= n; i++) { x = d[i]; for (j = i - 1; j >= 1 && d[j] > x; j--) d[j + 1] = d[j]; d[j + 1] = x }
+    m = (n % 2) ? d[(n + 1) / 2] : (d[n / 2] + d[n / 2 + 1]) / 2
+    printf "%d %d %.6g\n", below, n, m }'
+}
 slowdown() { # value base -> "1.23x (+23%)"
   awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2fx (%+.0f%%)", a / b, (a / b - 1) * 100}'
 }

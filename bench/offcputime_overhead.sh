@@ -26,7 +26,7 @@
 #             of the 6.18 VM): while such an event exists the kernel runs
 #             perf's sched hooks at every switch of every CPU
 #
-# interleaved over ROUNDS rounds (default 5; the order is rotated every round
+# interleaved over ROUNDS rounds (default 11; the order is rotated every round
 # and reversed every other cycle so no configuration always follows the same
 # one), and prints per configuration the median, min and max usecs/op, the
 # slowdown of the median against the baseline median, the added cost per
@@ -40,8 +40,14 @@
 # "offcputime, perf bench sched pipe" to the summary table: each tracer's
 # slowdown, added us per switch and lost events; target "<= bpftrace, < perf,
 # 0 lost" (tracekit's median at most bpftrace's, below perf's, nothing lost).
-# A verdict "missed" names the floors' added us per switch (floor, floorread,
-# floorswitch).
+# The verdict adds, for bpftrace and perf, in how many rounds tracekit's run
+# was the faster of the two and the median of the per-round differences
+# (bench/lib.sh paired): runs vary by several percent from one to the next
+# here, and the three tracers lie within a few percent of each other, so
+# with 5 rounds the medians' order could flip between make bench runs;
+# hence 11. A verdict "missed" names the floors' added us per switch
+# (floor, floorread, floorswitch) and the same paired figures against
+# floorswitch.
 #
 # Each tracer is started, and the benchmark begins only once it is tracing:
 #   tracekit  perf_event fds open and the main thread blocked in poll/ppoll
@@ -70,7 +76,7 @@
 #             records, which it prints on exit ("ring_floor: N samples, M lost")
 #
 # Environment (all optional):
-#   ROUNDS=5           rounds (the first argument wins)
+#   ROUNDS=11          rounds (the first argument wins)
 #   LOOPS=100000       perf bench sched pipe -l
 #   BENCH_CPU=0        CPU the benchmark is pinned to (tracers are unpinned)
 #   CONFIGS="baseline tracekit bpftrace perf floor floorread floorswitch"
@@ -98,7 +104,7 @@ set -u -o pipefail
 
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
-ROUNDS=${1:-${ROUNDS:-5}}
+ROUNDS=${1:-${ROUNDS:-11}}
 LOOPS=${LOOPS:-100000}
 BENCH_CPU=${BENCH_CPU:-0}
 CONFIGS=${CONFIGS:-"baseline tracekit bpftrace perf floor floorread floorswitch"}
@@ -238,8 +244,8 @@ if pgrep -x qemu-system-x86 >/dev/null 2>&1 || pgrep -f '^qemu-system' >/dev/nul
 fi
 [[ -n $RESULTS ]] && echo "round,config,usecs_op,lost,status" >"$RESULTS"
 
-declare -A VALS LOST LOSTMAX NOTES FAILS FAILMSG TCPUS
-for c in "${CFGS[@]}"; do VALS[$c]=""; LOST[$c]=0; LOSTMAX[$c]=0; NOTES[$c]=""; FAILS[$c]=0; FAILMSG[$c]=""; TCPUS[$c]=""; done
+declare -A VALS RVALS LOST LOSTMAX NOTES FAILS FAILMSG TCPUS
+for c in "${CFGS[@]}"; do VALS[$c]="" RVALS[$c]=""; LOST[$c]=0; LOSTMAX[$c]=0; NOTES[$c]=""; FAILS[$c]=0; FAILMSG[$c]=""; TCPUS[$c]=""; done
 
 # warm-up (discarded): page cache, perf binary
 run_bench
@@ -264,7 +270,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     fi
     [[ -n $us ]] || status=failed
     if [[ $status == ok ]]; then
-      VALS[$cfg]+="$us "
+      VALS[$cfg]+="$us " RVALS[$cfg]+="$r:$us "
       [[ -n $TCPU ]] && TCPUS[$cfg]+="$(awk -v n="$TCPU" -v l="$LOOPS" 'BEGIN {printf "%.3f", n / 1000 / (2 * l)}') "
       if [[ $cfg != baseline ]]; then
         LOST[$cfg]=$((LOST[$cfg] + lost))
@@ -322,6 +328,16 @@ for c in "${CFGS[@]}"; do
   printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$tcpu" "$lost_s" "$note"
 done
 
+# vs CFG LABEL -> "faster than LABEL in 8 of 11 rounds (difference, median -0.05
+# us/switch)":
+# tracekit's runs against CFG's of the same rounds
+vs() {
+  local below n md
+  read -r below n md <<<"$(paired "${RVALS[tracekit]}" "${RVALS[$1]}")"
+  awk -v below="$below" -v n="$n" -v md="$md" -v l="$2" \
+    'BEGIN {printf "faster than %s in %d of %d rounds (difference, median %+.2f us/switch)", l, below, n, md / 2}'
+}
+
 # the make bench summary: tracekit against bpftrace and perf
 verdict="-"
 if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; then
@@ -331,14 +347,15 @@ if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; th
   awk -v a="${MED[tracekit]}" -v b="${MED[perf]}" 'BEGIN {exit !(a < b)}' ||
     why+="${why:+, }not below perf"
   ((LOST[tracekit] == 0)) || why+="${why:+, }${LOST[tracekit]} lost"
-  if [[ -z $why ]]; then verdict=met; else
-    verdict="missed ($why)"
+  if [[ -z $why ]]; then verdict=met; else verdict="missed ($why)"; fi
+  verdict+="; per round: $(vs bpftrace bpftrace), $(vs perf perf)"
+  if [[ -n $why ]]; then
     [[ -n ${MED[floor]:-} && -n $base_med ]] &&
       verdict+="; floor: the same samples written and not read $(per_switch "${MED[floor]}" "$base_med") us/switch"
     [[ -n ${MED[floorread]:-} && -n $base_med ]] &&
       verdict+="; written and read $(per_switch "${MED[floorread]}" "$base_med")"
     [[ -n ${MED[floorswitch]:-} && -n $base_med ]] &&
-      verdict+="; read, with switch records on CPU $RECORDS_CPU $(per_switch "${MED[floorswitch]}" "$base_med")"
+      verdict+="; read, with switch records on CPU $RECORDS_CPU $(per_switch "${MED[floorswitch]}" "$base_med"), tracekit $(vs floorswitch floorswitch)"
   fi
 fi
 summary_row "offcputime, perf bench sched pipe" "${CELL[tracekit]:--}" "${CELL[bpftrace]:--}" \

@@ -21,7 +21,7 @@
 #   bpftrace      bpftrace -e 't:syscalls:sys_enter_getppid { @[kstack] = count(); }'
 #   perf          perf record -N -e syscalls:sys_enter_getppid -g -a -o TMP/perf.data
 #
-# interleaved over ROUNDS rounds (default 5; the order is rotated every round
+# interleaved over ROUNDS rounds (default 11; the order is rotated every round
 # and reversed every other cycle so no configuration always follows the same
 # one). Printed per configuration: median, min and max ns/call (elapsed), the
 # median CPU ns/call of the loop (its user + system time: what tracing costs
@@ -31,7 +31,13 @@
 # the events lost, and the events the tracer counted against the calls the
 # loop made (see "Counted" below). The verdicts of the make bench summary
 # compare the added CPU ns/call: stackcount -K against bpftrace (target:
-# below it), stackcount against perf record -g (target: at most perf's).
+# below it), stackcount against perf record -g (target: at most perf's),
+# each median against the other's; the verdict adds in how many rounds
+# stackcount's run was the cheaper of the two and the median of the
+# per-round differences (bench/lib.sh paired). Runs here vary by up to 30%
+# from one to the next (a slow stretch of the VM lands on any of them), so
+# with 5 rounds a difference of 5-10% between two tracers could flip
+# between make bench runs; hence 11.
 #
 # Readiness: each tracer is started, and the loop begins only once it is
 # tracing:
@@ -62,7 +68,7 @@
 # known: stackcount -K and bpftrace keep kernel stacks only).
 #
 # Environment (all optional):
-#   ROUNDS=5           rounds (the first argument wins)
+#   ROUNDS=11          rounds (the first argument wins)
 #   CALLS=1000000      getppid calls per run
 #   BENCH_CPU=0        CPU the loop is pinned to (tracers are unpinned)
 #   CONFIGS="baseline stackcount-K stackcount bpftrace perf"
@@ -91,7 +97,7 @@
 # current_tracer) is the same after the run as before. Tracefs instances
 # that have the tracepoint enabled (another tracer of the same event, which
 # slows every configuration) are named in the notes. With the defaults the
-# script takes about 1.5-2 minutes.
+# script takes about 4-5 minutes.
 
 set -u -o pipefail
 # what the overhead benchmarks share (tracer start/readiness/stop, lost
@@ -104,7 +110,7 @@ set -u -o pipefail
 
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
-ROUNDS=${1:-${ROUNDS:-5}}
+ROUNDS=${1:-${ROUNDS:-11}}
 CALLS=${CALLS:-1000000}
 BENCH_CPU=${BENCH_CPU:-0}
 CONFIGS=${CONFIGS:-"baseline stackcount-K stackcount bpftrace perf"}
@@ -226,11 +232,11 @@ run_start "stackcount overhead: $TP, loop on CPU $BENCH_CPU, $NCPU CPUs, $(uname
 # warm-up (discarded): page cache, the loop binary, the tracer binaries
 run_loop 1 "$CALLS" 0
 
-declare -A VALS CVALS LOSTS LOSTMAX NOTESA FAILS FAILMSG MADES COUNTEDS OURSS
+declare -A VALS CVALS RCVALS LOSTS LOSTMAX NOTESA FAILS FAILMSG MADES COUNTEDS OURSS
 OTHERS=""
 log "overhead: $ROUNDS rounds of $CALLS calls; configs: ${CFGS[*]}"
 for c in "${CFGS[@]}"; do
-  VALS[$c]="" CVALS[$c]="" LOSTS[$c]=0 LOSTMAX[$c]=0 NOTESA[$c]="" FAILS[$c]=0 FAILMSG[$c]=""
+  VALS[$c]="" CVALS[$c]="" RCVALS[$c]="" LOSTS[$c]=0 LOSTMAX[$c]=0 NOTESA[$c]="" FAILS[$c]=0 FAILMSG[$c]=""
   MADES[$c]=0 COUNTEDS[$c]=0 OURSS[$c]=-
 done
 for ((r = 1; r <= ROUNDS; r++)); do
@@ -241,7 +247,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
     [[ -n $o && $cfg == baseline ]] && OTHERS+="$o "
     traced_run "$cfg"
     if [[ $STATUS == ok ]]; then
-      VALS[$cfg]+="$NSPC " CVALS[$cfg]+="$CPUPC "
+      VALS[$cfg]+="$NSPC " CVALS[$cfg]+="$CPUPC " RCVALS[$cfg]+="$r:$CPUPC "
       if [[ $cfg != baseline ]]; then
         LOSTS[$cfg]=$((LOSTS[$cfg] + LOST))
         ((LOST > LOSTMAX[$cfg])) && LOSTMAX[$cfg]=$LOST
@@ -321,15 +327,19 @@ cell() {
   awk -v a="${CMED[$1]}" -v b="$base_cpu" 'BEGIN {printf "%.2fx (%+.2f us/call)", a / b, (a - b) / 1000}'
 }
 # compare A B OP: the verdict of A's added CPU ns against B's (OP lt or le),
-# "missed" if A lost events
+# "missed" if A lost events; then the rounds in which A was the cheaper
+# and the median of the per-round differences
 compare() {
-  local a=$1 b=$2 op=$3
+  local a=$1 b=$2 op=$3 below n md
   [[ -n ${CMED[$a]:-} && -n ${CMED[$b]:-} && -n $base_cpu ]] || { echo "-"; return; }
   ((LOSTS[$a] > 0)) && { echo "missed ${LOSTS[$a]} events lost"; return; }
-  awk -v a="${CMED[$a]}" -v b="${CMED[$b]}" -v base="$base_cpu" -v op="$op" 'BEGIN {
+  read -r below n md <<<"$(paired "${RCVALS[$a]}" "${RCVALS[$b]}")"
+  awk -v a="${CMED[$a]}" -v b="${CMED[$b]}" -v base="$base_cpu" -v op="$op" \
+    -v below="$below" -v n="$n" -v md="$md" -v peer="${4:-$b}" 'BEGIN {
     da = a - base; db = b - base
     ok = (op == "lt") ? da < db : da <= db
-    if (ok) print "met"; else printf "missed +%.0f ns/call over\n", da - db }'
+    if (ok) printf "met"; else printf "missed +%.0f ns/call over", da - db
+    printf " (cheaper than %s in %d of %d rounds; per-round difference, median %+.0f ns/call)\n", peer, below, n, md }'
 }
 if in_list stackcount-K "${CFGS[*]}" || in_list stackcount "${CFGS[*]}"; then
   bt=- pf=-
@@ -337,10 +347,10 @@ if in_list stackcount-K "${CFGS[*]}" || in_list stackcount "${CFGS[*]}"; then
   in_list perf "${CFGS[*]}" && pf=$(cell perf)
   in_list stackcount-K "${CFGS[*]}" &&
     summary_row "stackcount -K, $SYSCALL loop" "$(cell stackcount-K)" "$bt" - "< bpftrace" \
-      "$(compare stackcount-K bpftrace lt)"
+      "$(compare stackcount-K bpftrace lt bpftrace)"
   in_list stackcount "${CFGS[*]}" &&
     summary_row "stackcount user+kernel, $SYSCALL loop" "$(cell stackcount)" - "$pf" "<= perf" \
-      "$(compare stackcount perf le)"
+      "$(compare stackcount perf le "perf -g")"
 fi
 
 echo
