@@ -20,12 +20,17 @@
 # by the oracle; FloorKeyed is FloorLookup with that hash made to wait for
 # the first frame of each stack, as a hash of the key must; FloorHash
 # hashes every frame of each signature (what the table did before its quick
-# hash). No exact aggregator can beat FloorRead;
-# FloorCompare is what add() would cost if finding the record were free. Google Benchmark interleaves the repetitions of all of them at
-# random (--benchmark_enable_random_interleaving), so load from other
-# processes spreads over every aggregator alike; each workload's table gives
-# the median, min and max events/s per core (CPU time) of each, and
-# Tracekit's ratio to it. BM_Memory stores 10,000 and 100,000 distinct
+# hash). No exact aggregator can beat FloorRead; FloorCompare is what add()
+# would cost if finding the record were free. Google Benchmark interleaves the
+# repetitions of all of them at random
+# (--benchmark_enable_random_interleaving), so load from other processes
+# spreads over every aggregator alike, and the benchmark runs pinned to one
+# CPU (BENCH_CPU, 0): per core, as the target says. Left to migrate, a run
+# loses its caches with each move (on the 2-core VM, three unpinned runs made
+# 16.8-19.5 M/s where pinned ones made 20.2-22.0; std 4.1-7.7 against 6.8-7.8).
+# Each workload's
+# table gives the median, min and max events/s per core (CPU time) of each,
+# and Tracekit's ratio to it. BM_Memory stores 10,000 and 100,000 distinct
 # stacks with one key each and reports the peak heap bytes per stack.
 #
 # Summary rows (SUMMARY=FILE, see bench/lib.sh): "aggregation, events/s per
@@ -33,9 +38,9 @@
 # M/s and >=2x std; the best std and absl medians in the target cell, the
 # FloorRead median in a missed verdict) and "aggregation memory, 100k
 # stacks" (bytes per stack, absl's and std's beside it). No root needed.
-# Takes about 2.5 minutes.
+# Takes about 3 minutes.
 #
-# Environment: REPS (9), AGGREGATE_BENCH (build/bench/aggregate_bench, made
+# Environment: REPS (9), BENCH_CPU (0), AGGREGATE_BENCH (build/bench/aggregate_bench, made
 # with `make -s` if it is the default), TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
 # shellcheck source=bench/lib.sh
@@ -43,8 +48,11 @@ set -u -o pipefail
 
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
 REPS=${1:-${REPS:-9}}
+BENCH_CPU=${BENCH_CPU:-0}
 posint REPS "$REPS"
+[[ $BENCH_CPU =~ ^[0-9]+$ ]] || die "BENCH_CPU must be a CPU number (got '$BENCH_CPU')"
 need_cmd jq jq
+need_cmd taskset util-linux
 stop_workload() { :; }
 bench_tmpdir aggregate
 
@@ -56,7 +64,7 @@ fi
 [[ -x $BIN ]] || die "$BIN not found"
 
 load_start
-"$BIN" --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
+taskset -c "$BENCH_CPU" "$BIN" --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
   --benchmark_out="$TMP/out.json" --benchmark_out_format=json >"$TMP/console.txt" 2>&1 ||
   { cat "$TMP/console.txt" >&2; die "$BIN failed"; }
 load_end
@@ -80,7 +88,7 @@ events_table() {
     read -r med min max _ <<<"$(stats 0 $(values "$1/$a"))"
     MED[$1/$a]=$med
   done
-  echo "$2: $REPS interleaved repetitions of each, M events/s per core (CPU time)"
+  echo "$2: $REPS interleaved repetitions of each on CPU $BENCH_CPU, M events/s per core (CPU time)"
   printf '%-16s %8s %8s %8s %12s\n' aggregator median min max "Tracekit is"
   for a in "${AGGS[@]}" "${FLOORS[@]}"; do
     # shellcheck disable=SC2046
