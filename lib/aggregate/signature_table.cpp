@@ -216,7 +216,8 @@ uint32_t SignatureTable::match(const uint64_t* record, const Signature& s) {
 
 uint64_t SignatureTable::hash(const Signature& s) {
   using hash::fold_mul;
-  // Five independent products summed: no multiply waits for another.
+  // Eight independent products summed (three per stack, the name's, the
+  // pid's): no multiply waits for another.
   return sample(s.kernel, hash::kK0, hash::kK1, hash::kK2) +
          sample(s.user, kUser0, kUser1, kUser2) + hash::bytes(s.comm) +
          fold_mul(s.pid ^ hash::kLane3, hash::kK3);
