@@ -117,41 +117,6 @@ Signature signature_of(const uint64_t* r) {
   return s;
 }
 
-// A stack's length and six of its frames, as a sum of three independent
-// products, k0-k2 being the side's own constants: one multiply deep, so the
-// slot's load waits on the frames' loads and little else. The six are the
-// leaf end's (stacks of six or fewer: both ends, the leaf's caller, the
-// quarters and the middle, some read twice): the first line or two of the
-// stack, the lines a ring read reaches first, so the slot and the record can
-// be loaded while the rest of the event is still on its way for the compare.
-// Sampling both ends and the middle instead had the hash wait for the
-// event's last line. Measured on recorded stacks (cpu-clock samples,
-// sched_switch and raw_syscalls stacks of a build), the leaf end tells
-// signatures apart as well or better: stacks that share it also differ in
-// length.
-inline uint64_t sample(std::span<const uint64_t> f, uint64_t k0, uint64_t k1, uint64_t k2) {
-  using hash::fold_mul;
-  const size_t n = f.size();
-  if (n == 0) return k2;
-  const uint64_t* p = f.data();
-  if (n >= 6) {
-    const uint64_t a = fold_mul(p[0] ^ k0, p[1] ^ hash::kSeed ^ n);
-    const uint64_t b = fold_mul(p[2] ^ k1, p[3] ^ hash::kLane1);
-    const uint64_t c = fold_mul(p[4] ^ k2, p[5] ^ hash::kLane2);
-    return a + b + c;
-  }
-  const uint64_t a = fold_mul(p[0] ^ k0, p[n - 1] ^ hash::kSeed ^ n);
-  const uint64_t b = fold_mul(p[n / 4] ^ k1, p[n / 2] ^ hash::kLane1);
-  const uint64_t c = fold_mul(p[n > 1] ^ k2, p[n - 1 - n / 4] ^ hash::kLane2);
-  return a + b + c;
-}
-
-// The user side's constants (the kernel side's are hash::kK0-kK2), chosen
-// like hash.hpp's.
-constexpr uint64_t kUser0 = 0xa0761d6478bd642f;
-constexpr uint64_t kUser1 = 0xe7037ed1a0b428db;
-constexpr uint64_t kUser2 = 0xc2b2ae3d27d4eb4f;
-
 uint64_t shared_word = 0;
 
 }  // namespace
@@ -212,15 +177,6 @@ uint32_t match_baseline(const uint64_t* record, const Signature& s) {
 uint32_t SignatureTable::match(const uint64_t* record, const Signature& s) {
   static const bool avx2 = has_avx2();
   return avx2 ? match_avx2(record, s) : match_baseline(record, s);
-}
-
-uint64_t SignatureTable::hash(const Signature& s) {
-  using hash::fold_mul;
-  // Eight independent products summed (three per stack, the name's, the
-  // pid's): no multiply waits for another.
-  return sample(s.kernel, hash::kK0, hash::kK1, hash::kK2) +
-         sample(s.user, kUser0, kUser1, kUser2) + hash::bytes(s.comm) +
-         fold_mul(s.pid ^ hash::kLane3, hash::kK3);
 }
 
 uint64_t SignatureTable::full_hash(const Signature& s) {
