@@ -278,10 +278,9 @@ median() { # decimals values... -> the median, nothing for no values
 # paired A B: rounds as "ROUND:VALUE ..." lists (one config's values each,
 # from the same interleaved rounds) -> "BELOW N MEDIAN": of the N rounds in
 # which both ran, the number in which A's value was below B's, and the
-# median of A minus B over them. A round's two runs are minutes apart at
-# most, so a slow stretch of the machine lands on both: the paired figures
-# show how often and by how much A beat B where the medians alone (each of
-# its own rounds) can flip on one slow run.
+# median of A minus B over them. A round's runs are close in time, so a
+# slow hour of the machine weighs on both, and a slow run, which can flip
+# the order of two medians, counts as one round of N here.
 paired() {
   awk -v a="$1" -v b="$2" 'BEGIN {
     nb = split(b, bs, " "); for (i = 1; i <= nb; i++) { split(bs[i], kv, ":"); bv[kv[1]] = kv[2] }

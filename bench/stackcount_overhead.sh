@@ -35,7 +35,7 @@
 # each median against the other's; the verdict adds in how many rounds
 # stackcount's run was the cheaper of the two and the median of the
 # per-round differences (bench/lib.sh paired). Runs here vary by up to 30%
-# from one to the next (a slow stretch of the VM lands on any of them), so
+# from one to the next (a slow run of the VM can hit any of them), so
 # with 5 rounds a difference of 5-10% between two tracers could flip
 # between make bench runs; hence 11.
 #
@@ -97,7 +97,7 @@
 # current_tracer) is the same after the run as before. Tracefs instances
 # that have the tracepoint enabled (another tracer of the same event, which
 # slows every configuration) are named in the notes. With the defaults the
-# script takes about 4-5 minutes.
+# script takes about 2 minutes.
 
 set -u -o pipefail
 # what the overhead benchmarks share (tracer start/readiness/stop, lost
