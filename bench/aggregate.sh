@@ -27,11 +27,11 @@
 # spreads over every aggregator alike, and the benchmark runs pinned to one
 # CPU (BENCH_CPU, 0): per core, as the target says. Left to migrate, a run
 # loses its caches with each move (on the 2-core VM, three unpinned runs made
-# 16.8-19.5 M/s where pinned ones made 20.2-22.0; std 4.1-7.7 against 6.8-7.8).
-# Each workload's
-# table gives the median, min and max events/s per core (CPU time) of each,
-# and Tracekit's ratio to it. BM_Memory stores 10,000 and 100,000 distinct
-# stacks with one key each and reports the peak heap bytes per stack.
+# 16.8-19.5 M/s where pinned ones made 20.2-22.0; std 4.1-7.7 against
+# 6.8-7.8). Each workload's table gives the median, min and max events/s per
+# core (CPU time) of each, and Tracekit's ratio to it. BM_Memory stores 10,000
+# and 100,000 distinct stacks with one key each and reports the peak heap
+# bytes per stack.
 #
 # Summary rows (SUMMARY=FILE, see bench/lib.sh): "aggregation, events/s per
 # core" (ring workload) and "aggregation, 1 MB pool workload" (target >=20
@@ -40,8 +40,9 @@
 # stacks" (bytes per stack, absl's and std's beside it). No root needed.
 # Takes about 3 minutes.
 #
-# Environment: REPS (9), BENCH_CPU (0), AGGREGATE_BENCH (build/bench/aggregate_bench, made
-# with `make -s` if it is the default), TMPDIR, KEEP_TMP=1.
+# Environment: REPS (9), BENCH_CPU (0), AGGREGATE_BENCH
+# (build/bench/aggregate_bench, made with `make -s` if it is the default),
+# TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
 # shellcheck source=bench/lib.sh
 . "$(dirname "$0")/lib.sh"

@@ -328,9 +328,8 @@ for c in "${CFGS[@]}"; do
   printf '%-11s %5s %10s %10s %10s %17s %10s %10s %14s  %s\n' "$c" "$cnt" "$med" "$mn" "$mx" "$slow" "$added" "$tcpu" "$lost_s" "$note"
 done
 
-# vs CFG LABEL -> "faster than LABEL in 8 of 11 rounds (difference, median -0.05
-# us/switch)":
-# tracekit's runs against CFG's of the same rounds
+# vs CFG LABEL: tracekit's runs against CFG's of the same rounds, as
+# "faster than LABEL in 8 of 11 rounds (difference, median -0.05 us/switch)"
 vs() {
   local below n md
   read -r below n md <<<"$(paired "${RVALS[tracekit]}" "${RVALS[$1]}")"
