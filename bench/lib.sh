@@ -28,7 +28,11 @@ log() { echo "$*" >&2; }
 
 # --- checks ------------------------------------------------------------------
 posint() { [[ $2 =~ ^[1-9][0-9]*$ ]] || die "$1 must be a positive integer (got '$2')"; }
-need_root() { [[ $(id -u) -eq 0 ]] || die "must run as root"; }
+# need_root: root, and tracefs mounted (mount_tracefs below).
+need_root() {
+  [[ $(id -u) -eq 0 ]] || die "must run as root"
+  mount_tracefs
+}
 need_cmd() { command -v "$1" >/dev/null || die "$1 not found (apt-get install $2)"; } # cmd package
 
 # poll_syscalls: set POLL_NRS and EPOLL_NRS, the syscall numbers a tracer
@@ -92,6 +96,15 @@ copy_tool() {
 # --- tracefs state (to check it is left as found) ----------------------------
 TRACEFS=/sys/kernel/tracing
 [[ -e $TRACEFS/events ]] || TRACEFS=/sys/kernel/debug/tracing
+# mount_tracefs: on a machine where nothing has mounted tracefs yet (a fresh
+# boot), mount it at /sys/kernel/tracing, as the tools do on their first run
+# (lib/tracefs/tracing_dir.cpp): the scripts read TRACEFS before any tool runs
+# (the state to leave as found, tracepoint ids and lists).
+mount_tracefs() {
+  [[ -e /sys/kernel/tracing/events || -e /sys/kernel/debug/tracing/events ]] && return
+  mount -t tracefs nodev /sys/kernel/tracing || die "cannot mount tracefs at /sys/kernel/tracing"
+  TRACEFS=/sys/kernel/tracing
+}
 tracefs_state() {
   local f
   [[ -d $TRACEFS ]] || { echo "no tracefs"; return; }
