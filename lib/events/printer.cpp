@@ -39,7 +39,6 @@ struct Printer::Impl {
   };
   std::string batch;
   std::vector<Line> lines;
-  std::string ordered;  // batch in timestamp order, when it was not
   uint64_t printed = 0;
   // Options::caller_field: its field in each event type seen (null where the
   // type has none), the user stack record's length, and a stack with it.
@@ -77,18 +76,21 @@ struct Printer::Impl {
   }
 
   // Prints the batch in timestamp order (each CPU's events come in order;
-  // the CPUs are merged here), in one write.
+  // the CPUs are merged here): in one write when it is in order, else line
+  // by line into the stream's buffer (no ordered copy of the batch: on a
+  // host where a page fault costs tens of microseconds, a first pass of two
+  // full buffers spent more in faulting in that copy than the producers
+  // took to fill the buffers again).
   void print_batch(std::ostream& to) {
     auto earlier = [](const Line& a, const Line& b) { return a.ts < b.ts; };
-    std::string_view all = batch;
-    if (!std::is_sorted(lines.begin(), lines.end(), earlier)) {
-      std::stable_sort(lines.begin(), lines.end(), earlier);
-      ordered.clear();
-      for (const Line& l : lines) ordered.append(batch, l.begin, l.end - l.begin);
-      all = ordered;
-    }
-    if (to && !all.empty()) {
-      to.write(all.data(), static_cast<std::streamsize>(all.size()));
+    if (to && !lines.empty()) {
+      if (std::is_sorted(lines.begin(), lines.end(), earlier)) {
+        to.write(batch.data(), static_cast<std::streamsize>(batch.size()));
+      } else {
+        std::stable_sort(lines.begin(), lines.end(), earlier);
+        for (const Line& l : lines)
+          to.write(batch.data() + l.begin, static_cast<std::streamsize>(l.end - l.begin));
+      }
       if (to) printed += lines.size();
     }
     batch.clear();
@@ -154,6 +156,15 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   if (o.buffered) co.buffer_kb = kBufferedKb;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
+  // Room for a whole pass at once (address space only: the pages are
+  // touched as text fills them), so the first passes, which meet full
+  // buffers, do not grow the batch by doubling, touching twice what they
+  // keep. Text is about three bytes per byte of record; a line per 32
+  // bytes. A pass counts as 64 MiB at most (buffered mode's 8 MiB buffers on
+  // many CPUs).
+  const size_t pass = std::min(impl->capture->reader().max_poll_bytes(), size_t{64} << 20);
+  impl->batch.reserve(3 * pass);
+  impl->lines.reserve(pass / 32);
   impl->header = tracefs::trace_file_header(impl->capture->instance().path() + "/trace");
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();

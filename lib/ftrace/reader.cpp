@@ -300,6 +300,10 @@ size_t Reader::poll(int timeout_ms, const Callback& fn) {
   });
 }
 
+size_t Reader::max_poll_bytes() const {
+  return impl_->max_pages * impl_->page.size() * impl_->cpus.size();
+}
+
 size_t Reader::flush(const Callback& fn) {
   return impl_->pass(fn, [&](const Callback& to) {
     size_t handed = 0;

@@ -95,6 +95,10 @@ class Reader {
   // then reads what is there and calls fn for every complete event, in order
   // per CPU. Returns the number of events handed out.
   size_t poll(int timeout_ms, const Callback& fn);
+  // The most bytes of pages one poll() reads: its per-CPU cap (about each
+  // buffer's size) times the CPUs. A reader that keeps one pass's events
+  // sizes its buffers by it.
+  size_t max_poll_bytes() const;
   // Reads everything left in the buffers (partial pages included) and hands
   // out every pending event: the end of a run, or buffered mode (-d), where
   // nothing was read while tracing.
