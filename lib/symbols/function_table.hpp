@@ -2,7 +2,8 @@
 // the load bias and searched by bisection, with one name per address (the
 // best of its aliases), demangled on first use. of() takes them from
 // libdwfl's view of a module (.symtab, from the file or its separate
-// debuginfo, else .dynsym); add() and finish() build a table from any
+// debuginfo, else .dynsym), plus the file's x86-64 PLT stubs as
+// "func@plt"; add() and finish() build a table from any
 // list. FunctionTables shares one table per file among every process
 // mapping it. Internal to lib/symbols.
 #pragma once

@@ -7,7 +7,11 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "symbols/dwfl_session.hpp"
 #include "symbols/symbol.hpp"
@@ -162,6 +166,57 @@ TEST(SymbolsFunctionTableTest, OwnBinaryThroughTablesSharedByFile) {
   auto again = tables.of(s.module, bias, key_of(st));  // built anew
   ASSERT_NE(again, nullptr);
   EXPECT_EQ(again->find(elf_addr)->name, "function_table_test_ns::table_function(int)");
+}
+
+// The PLT stubs of this test binary, named "func@plt" at the addresses
+// objdump gives them (binutils' own synthetic symbols: an independent
+// truth), C++ names demangled before the suffix.
+TEST(SymbolsFunctionTableTest, PltStubsAreNamedAfterTheirFunctions) {
+  int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  FileSession s = report_file("unit_tests", "/proc/self/exe", fd);
+  ASSERT_NE(s.module, nullptr);
+  GElf_Addr bias = 0;
+  ASSERT_NE(dwfl_module_getelf(s.module, &bias), nullptr);
+  auto t = FunctionTable::of(s.module, bias);
+
+  // objdump's own /proc/self/exe would be objdump: name this binary.
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(len, 0);
+  self[len] = '\0';
+  std::string cmd =
+      std::string("objdump -d -j .plt -j .plt.sec -j .plt.got '") + self + "' 2>/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::vector<std::pair<uint64_t, std::string>> stubs;
+  char line[4096];
+  while (fgets(line, sizeof line, p) != nullptr) {
+    unsigned long long addr;
+    char name[2048];
+    if (sscanf(line, "%llx <%2047[^>]>:", &addr, name) == 2 &&
+        std::string_view(name).ends_with("@plt"))
+      stubs.emplace_back(addr, name);
+  }
+  ASSERT_EQ(pclose(p), 0) << "objdump (binutils) failed";
+  ASSERT_GT(stubs.size(), 10u);
+  int plain = 0, mangled = 0;
+  for (auto& [addr, name] : stubs) {
+    SCOPED_TRACE(name);
+    auto f = t->find(addr + 2);
+    ASSERT_TRUE(f.has_value());
+    EXPECT_EQ(f->rel_start, addr);
+    EXPECT_TRUE(f->name.ends_with("@plt")) << f->name;
+    if (name.starts_with("_Z")) {
+      ++mangled;
+      EXPECT_FALSE(f->name.starts_with("_Z")) << f->name;  // demangled
+    } else {
+      ++plain;
+      EXPECT_EQ(f->name, name);
+    }
+  }
+  EXPECT_GT(plain, 0);
+  EXPECT_GT(mangled, 0);
 }
 
 }  // namespace
