@@ -10,9 +10,14 @@
 // Layout as flamegraph.pl's: image width W, 10 px margins, one unit of value
 // = (W - 20) / total px; a node starts where its previous sibling ended. A
 // node narrower than min_width is not drawn, nor anything above it (all
-// narrower still). Each drawn frame is a <g> holding its <title>, <rect>, a
-// <text> label when three characters fit, then its children's <g>s. The
-// whole SVG is built in one string and written once.
+// narrower still). The same walk lays the tree out: a node's value is final
+// once the walk leaves it (the next stack no longer goes through it), and
+// then it moves its next sibling's start, and is dropped with everything
+// above it when it is too narrow to draw. Only the drawn frames and the
+// open path are kept: 100,000 unique stacks make 2.3 million nodes, of
+// which about 20,000 are drawn. Each drawn frame is a <g> holding its
+// <title>, <rect>, a <text> label when three characters fit, then its
+// children's <g>s. The whole SVG is built in one string and written once.
 #include "output/flamegraph.hpp"
 
 #include <algorithm>
@@ -89,22 +94,21 @@ class FlameRenderer {
     uint64_t value = 0;      // of every stack through this frame
     uint64_t before = 0;     // differential: the same, before
     int64_t self_delta = 0;  // differential: value - before of the stacks ending here
+    uint64_t start = 0;      // offset from the left, in value units
     uint32_t name = 0;
-    uint32_t parent = 0;
+    int depth = 0;  // the root's is 0
     FrameKind kind = FrameKind::kUser;
   };
+  // Merges the stacks into the drawn nodes (nodes_), laid out.
   void merge();
-  void layout();
   void write_frames(svg::Writer& w);
 
   const FlameGraph& g_;
   const FlameOptions& o_;
-  std::vector<Node> nodes_;      // pre-order; 0 is the root
-  std::vector<uint64_t> start_;  // a node's offset from the left, in value units
-  std::vector<int> depth_;       // -1: not drawn
-  double per_unit_ = 0;          // px per unit of value
+  std::vector<Node> nodes_;  // the drawn ones, pre-order; 0 is the root
+  double per_unit_ = 0;      // px per unit of value
   int depth_max_ = 0;
-  size_t drawn_count_ = 0;
+  size_t made_ = 0;      // merge(): nodes made, drawn or not, the root included
   size_t distinct_ = 0;  // merge(): stacks with different frames
   int64_t max_delta_ = 0;
   svg::Geometry geo_;
@@ -136,9 +140,26 @@ void FlameRenderer::merge() {
   });
 
   nodes_.clear();
-  nodes_.reserve(g_.frames_.size() + 1);  // at most one node a frame
   nodes_.push_back(Node{});
-  std::vector<uint32_t> path;  // the previous stack's nodes, root excluded
+  made_ = 1;
+  // The current stack's nodes, root excluded: each one's index in nodes_
+  // and where its next child starts.
+  struct Open {
+    uint32_t node;
+    uint64_t next;
+  };
+  std::vector<Open> path;
+  uint64_t root_next = 0;
+  // The walk leaves the deepest open node: its value is final.
+  auto leave = [&] {
+    Open o = path.back();
+    path.pop_back();
+    const Node& n = nodes_[o.node];
+    if (o_.differential) max_delta_ = std::max(max_delta_, std::abs(n.self_delta));
+    (path.empty() ? root_next : path.back().next) += n.value;
+    if (n.value == 0 || static_cast<double>(n.value) * per_unit_ < o_.min_width)
+      nodes_.resize(o.node);  // it, and above it what was kept (nothing: all narrower)
+  };
   std::span<const uint32_t> prev;
   distinct_ = 0;
   for (uint32_t s : order) {
@@ -146,52 +167,31 @@ void FlameRenderer::merge() {
     size_t same = 0;
     while (same < f.size() && same < prev.size() && f[same] == prev[same]) ++same;
     if (distinct_ == 0 || same != f.size() || same != prev.size()) ++distinct_;
-    path.resize(same);
+    while (path.size() > same) leave();
     for (size_t i = same; i < f.size(); ++i) {
       Node n;
       n.name = g_.frames_[stacks[s].begin + i] >> 2;
       n.kind = static_cast<FrameKind>(f[i] & 3);
-      n.parent = path.empty() ? 0 : path.back();
+      n.start = path.empty() ? root_next : path.back().next;
+      n.depth = static_cast<int>(path.size()) + 1;
       nodes_.push_back(n);
-      path.push_back(static_cast<uint32_t>(nodes_.size() - 1));
+      ++made_;
+      path.push_back({static_cast<uint32_t>(nodes_.size() - 1), n.start});
     }
     prev = f;
     uint64_t v = stacks[s].value, b = stacks[s].before;
     nodes_[0].value += v;
     nodes_[0].before += b;
-    for (uint32_t id : path) {
-      nodes_[id].value += v;
-      nodes_[id].before += b;
+    for (const Open& o : path) {
+      nodes_[o.node].value += v;
+      nodes_[o.node].before += b;
     }
-    nodes_[path.empty() ? 0 : path.back()].self_delta +=
+    nodes_[path.empty() ? 0 : path.back().node].self_delta +=
         static_cast<int64_t>(v) - static_cast<int64_t>(b);
   }
-}
-
-// Decides what is drawn, where each node starts and how deep the drawing
-// is. Pre-order: a parent comes before its children, and children in the
-// order they are drawn.
-void FlameRenderer::layout() {
-  size_t n = nodes_.size();
-  start_.assign(n, 0);
-  depth_.assign(n, -1);
-  std::vector<uint64_t> next(n, 0);  // where a node's next child starts
-  depth_[0] = 0;
-  drawn_count_ = 1;
-  for (uint32_t i = 1; i < n; ++i) {
-    const Node& node = nodes_[i];
-    start_[i] = next[node.parent];
-    next[node.parent] += node.value;
-    next[i] = start_[i];
-    if (o_.differential) max_delta_ = std::max(max_delta_, std::abs(node.self_delta));
-    if (depth_[node.parent] < 0 || node.value == 0 ||
-        static_cast<double>(node.value) * per_unit_ < o_.min_width)
-      continue;
-    depth_[i] = depth_[node.parent] + 1;
-    depth_max_ = std::max(depth_max_, depth_[i]);
-    ++drawn_count_;
-  }
+  while (!path.empty()) leave();
   if (o_.differential) max_delta_ = std::max(max_delta_, std::abs(nodes_[0].self_delta));
+  for (const Node& n : nodes_) depth_max_ = std::max(depth_max_, n.depth);
 }
 
 void FlameRenderer::write_frames(svg::Writer& w) {
@@ -199,10 +199,9 @@ void FlameRenderer::write_frames(svg::Writer& w) {
   std::vector<char> cached(g_.names_.size(), 0);
   int open = 0;  // <g>s open: the depth of the last frame written, plus one
   for (uint32_t i = 0; i < nodes_.size(); ++i) {
-    int d = depth_[i];
-    if (d < 0) continue;
-    for (; open > d; --open) w.close_frame();
     const Node& node = nodes_[i];
+    int d = node.depth;
+    for (; open > d; --open) w.close_frame();
     if (!cached[node.name]) {
       cache[node.name] = svg::name_text(g_.names_[node.name]);
       cached[node.name] = 1;
@@ -214,7 +213,7 @@ void FlameRenderer::write_frames(svg::Writer& w) {
     f.value = node.value;
     f.before = node.before;
     f.self_delta = node.self_delta;
-    f.x = geo_.x_pad + static_cast<double>(start_[i]) * per_unit_;
+    f.x = geo_.x_pad + static_cast<double>(node.start) * per_unit_;
     f.width = static_cast<double>(node.value) * per_unit_;
     f.depth = d;
     w.open_frame(f, g_.total(), max_delta_);
@@ -230,10 +229,9 @@ FlameStats FlameRenderer::run(std::ostream& out) {
   if (g_.total() > 0) {
     per_unit_ = (geo_.width - 2 * geo_.x_pad) / static_cast<double>(g_.total());
     merge();
-    layout();
     stats.stacks = distinct_;
-    stats.frames_drawn = drawn_count_;
-    stats.frames_pruned = nodes_.size() - drawn_count_;
+    stats.frames_drawn = nodes_.size();
+    stats.frames_pruned = made_ - nodes_.size();
   }
   geo_.set_depth(g_.total() > 0 ? depth_max_ + 1 : 0, !o_.subtitle.empty() || stats.frames_pruned);
 
