@@ -45,10 +45,13 @@ FlameStats write_flamegraph(std::ostream& out, const report::Report& r) {
   // than the rest of the rendering.
   FlameGraph graph;
   std::vector<FlameFrame> frames;
+  std::string text;
+  std::vector<FoldedSpan> spans;
   for (const Record& rec : r.records) {
-    std::vector<FoldedFrame> folded = folded_frames(rec, r.frames, r.style);
+    folded_frames(rec, r.frames, r.style, text, spans);
     frames.clear();
-    for (const FoldedFrame& f : folded) frames.push_back({f.text, f.kind});
+    for (const FoldedSpan& s : spans)
+      frames.push_back({std::string_view(text).substr(s.at, s.size), s.kind});
     graph.add(frames, rec.value);
   }
   FlameOptions o;

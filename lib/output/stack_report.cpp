@@ -27,12 +27,20 @@ namespace tracekit::output {
 
 namespace {
 
-std::string printable(std::string s) {
-  for (char& c : s) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) c = '?';
+// Appends s with its control characters as '?'.
+void append_printable(std::string& out, std::string_view s) {
+  size_t at = out.size();
+  out.append(s);
+  for (size_t i = at; i < out.size(); ++i) {
+    auto u = static_cast<unsigned char>(out[i]);
+    if (u < 0x20 || u == 0x7f) out[i] = '?';
   }
-  return s;
+}
+
+std::string printable(std::string_view s) {
+  std::string out;
+  append_printable(out, s);
+  return out;
 }
 
 bool both_present(const Record& r) {
@@ -66,18 +74,25 @@ void write_side(std::string& text, const Stack& stack, const FrameTable& frames,
 }
 
 // Appends one side, root first.
-void fold_side(std::vector<FoldedFrame>& parts, const Stack& stack, const FrameTable& frames,
-               bool kernel, const Style& style) {
+void fold_side(std::string& text, std::vector<FoldedSpan>& spans, const Stack& stack,
+               const FrameTable& frames, bool kernel, const Style& style) {
   FrameKind kind = kernel ? FrameKind::kKernel : FrameKind::kUser;
+  auto at = [&] { return static_cast<uint32_t>(text.size()); };
   switch (stack.state) {
     case StackState::kAbsent:
       return;
-    case StackState::kMissed:
-      parts.push_back({printable(kernel ? style.missed_kernel : style.missed_user), kind});
+    case StackState::kMissed: {
+      uint32_t from = at();
+      append_printable(text, kernel ? style.missed_kernel : style.missed_user);
+      spans.push_back({from, at() - from, kind, nullptr});
       return;
+    }
     case StackState::kPresent:
-      for (const Frame& f : frames.frames(stack) | std::views::reverse)
-        parts.push_back({frame_text(f, kernel, style), kind, &f});
+      for (const Frame& f : frames.frames(stack) | std::views::reverse) {
+        uint32_t from = at();
+        append_frame_text(text, f, kernel, style);
+        spans.push_back({from, at() - from, kind, &f});
+      }
       return;
   }
 }
@@ -91,16 +106,25 @@ Stack FrameTable::stack(std::vector<Frame> frames) {
   return stack(ids);
 }
 
-std::string frame_text(const Frame& f, bool kernel, const Style& style) {
-  std::string s = f.name.empty() ? "[unknown]" : printable(f.name);
+void append_frame_text(std::string& out, const Frame& f, bool kernel, const Style& style) {
+  if (f.name.empty()) {
+    out += "[unknown]";
+  } else {
+    append_printable(out, f.name);
+  }
   // An offset from nothing means nothing, but an unknown kernel frame is
   // still annotated (bcc: ksym() + "_[k]"), so flame graphs colour it kernel.
   if (style.offsets && !f.name.empty()) {
     char off[24];
     std::snprintf(off, sizeof off, "+0x%" PRIx64, f.offset);
-    s += off;
+    out += off;
   }
-  if (kernel && style.annotate_kernel) s += "_[k]";
+  if (kernel && style.annotate_kernel) out += "_[k]";
+}
+
+std::string frame_text(const Frame& f, bool kernel, const Style& style) {
+  std::string s;
+  append_frame_text(s, f, kernel, style);
   return s;
 }
 
@@ -249,28 +273,44 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records,
   }
 }
 
+void folded_frames(const Record& r, const FrameTable& frames, const Style& style, std::string& text,
+                   std::vector<FoldedSpan>& spans) {
+  text.clear();
+  spans.clear();
+  if (style.folded_comm) {
+    append_printable(text, r.comm);
+    spans.push_back({0, static_cast<uint32_t>(text.size()), FrameKind::kProcess, nullptr});
+  }
+  fold_side(text, spans, r.user, frames, false, style);
+  if (style.delimiter && both_present(r)) {
+    spans.push_back({static_cast<uint32_t>(text.size()), 1, FrameKind::kDelimiter, nullptr});
+    text += '-';
+  }
+  fold_side(text, spans, r.kernel, frames, true, style);
+}
+
 std::vector<FoldedFrame> folded_frames(const Record& r, const FrameTable& frames,
                                        const Style& style) {
+  std::string text;
+  std::vector<FoldedSpan> spans;
+  folded_frames(r, frames, style, text, spans);
   std::vector<FoldedFrame> parts;
-  parts.reserve(1 + r.user.size + 1 + r.kernel.size);
-  if (style.folded_comm) parts.push_back({printable(r.comm), FrameKind::kProcess});
-  fold_side(parts, r.user, frames, false, style);
-  if (style.delimiter && both_present(r)) parts.push_back({"-", FrameKind::kDelimiter});
-  fold_side(parts, r.kernel, frames, true, style);
+  parts.reserve(spans.size());
+  for (const FoldedSpan& s : spans) parts.push_back({text.substr(s.at, s.size), s.kind, s.frame});
   return parts;
 }
 
 void render_folded(std::ostream& out, const std::vector<Record>& records, const FrameTable& frames,
                    const Style& style) {
-  std::string line;
+  std::string line, text;
+  std::vector<FoldedSpan> spans;
   for (const Record& r : records) {
+    folded_frames(r, frames, style, text, spans);
     line.clear();
-    bool first = true;
-    for (const FoldedFrame& f : folded_frames(r, frames, style)) {
-      if (!first) line += ';';
-      first = false;
+    for (const FoldedSpan& s : spans) {
+      if (&s != &spans.front()) line += ';';
       size_t at = line.size();
-      line += f.text;
+      line.append(text, s.at, s.size);
       std::replace(line.begin() + static_cast<std::ptrdiff_t>(at), line.end(), ';', ':');
     }
     out << line << ' ' << r.value << '\n';

@@ -148,6 +148,16 @@ struct FoldedFrame {
 // both sides present), kernel root..leaf; absent sides contribute nothing.
 std::vector<FoldedFrame> folded_frames(const Record& r, const FrameTable& frames,
                                        const Style& style);
+// The same frames into the caller's storage, reused from record to record
+// (no allocation per frame): each frame's text appended to text, where its
+// span says. Both are cleared first.
+struct FoldedSpan {
+  uint32_t at, size;  // in text
+  FrameKind kind;
+  const Frame* frame;  // as FoldedFrame's
+};
+void folded_frames(const Record& r, const FrameTable& frames, const Style& style, std::string& text,
+                   std::vector<FoldedSpan>& spans);
 
 // Writes records in the order given.
 void render_multiline(std::ostream& out, const std::vector<Record>& records,
@@ -159,5 +169,7 @@ void render_folded(std::ostream& out, const std::vector<Record>& records, const 
 // names only), "_[k]" for annotated kernel frames (unknown ones too, as bcc).
 // Shared by renderers and line-per-event tools.
 std::string frame_text(const Frame& f, bool kernel, const Style& style);
+// The same, appended to out.
+void append_frame_text(std::string& out, const Frame& f, bool kernel, const Style& style);
 
 }  // namespace tracekit::output
