@@ -79,6 +79,12 @@ class FlameGraph {
   // Adds one stack, root first, with its value (and, for a differential
   // graph, the value it had before). An empty stack counts in the root only.
   void add(std::span<const FlameFrame> frames, uint64_t value, uint64_t before = 0);
+  // Room for stacks stacks of frames frames in all: no regrowth (copies and
+  // fresh pages) while they are added.
+  void reserve(size_t stacks, size_t frames) {
+    stacks_.reserve(stacks);
+    frames_.reserve(frames);
+  }
 
   size_t stacks() const { return stacks_.size(); }
   uint64_t total() const { return total_; }

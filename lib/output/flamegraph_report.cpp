@@ -44,6 +44,9 @@ FlameStats write_flamegraph(std::ostream& out, const report::Report& r) {
   // copying every record's frames to merge them first would cost more
   // than the rest of the rendering.
   FlameGraph graph;
+  size_t all_frames = 0;  // at most: comm, "-", each side's frames or its marker
+  for (const Record& rec : r.records) all_frames += 4 + rec.user.size + rec.kernel.size;
+  graph.reserve(r.records.size(), all_frames);
   std::vector<FlameFrame> frames;
   std::string text;
   std::vector<FoldedSpan> spans;
