@@ -39,6 +39,7 @@ struct Printer::Impl {
   };
   std::string batch;
   std::vector<Line> lines;
+  std::string kept;  // print_upto's: the lines it keeps, then swapped in
   uint64_t printed = 0;
   // Options::caller_field: its field in each event type seen (null where the
   // type has none), the user stack record's length, and a stack with it.
@@ -75,28 +76,57 @@ struct Printer::Impl {
     lines.push_back({e.ts, begin, batch.size()});
   }
 
-  // Prints the batch in timestamp order (each CPU's events come in order;
-  // the CPUs are merged here): in one write when it is in order, else line
-  // by line into the stream's buffer (no ordered copy of the batch: on a
-  // host where a page fault costs tens of microseconds, a first pass of two
-  // full buffers spent more in faulting in that copy than the producers
-  // took to fill the buffers again).
-  void print_batch(std::ostream& to) {
+  // Prints the batch's events at or before upto (all of them with
+  // UINT64_MAX) in timestamp order and keeps the rest for later. The
+  // reader hands out the CPUs' pages interleaved by time and says how far
+  // every CPU has been read (ftrace::Reader::Progress), so the batch holds
+  // a few pages' worth, not a pass: on a host where a page fault costs
+  // tens of microseconds, a batch as big as the rings' text (three times
+  // their size, touched afresh in the first passes) cost the first passes
+  // more than the producers took to fill the rings again.
+  void print_upto(std::ostream& to, uint64_t upto) {
     auto earlier = [](const Line& a, const Line& b) { return a.ts < b.ts; };
-    if (to && !lines.empty()) {
-      if (std::is_sorted(lines.begin(), lines.end(), earlier)) {
-        to.write(batch.data(), static_cast<std::streamsize>(batch.size()));
-      } else {
-        std::stable_sort(lines.begin(), lines.end(), earlier);
-        for (const Line& l : lines)
-          to.write(batch.data() + l.begin, static_cast<std::streamsize>(l.end - l.begin));
+    if (!std::is_sorted(lines.begin(), lines.end(), earlier))
+      std::stable_sort(lines.begin(), lines.end(), earlier);
+    auto end = upto == UINT64_MAX
+                   ? lines.end()
+                   : std::upper_bound(lines.begin(), lines.end(), upto,
+                                      [](uint64_t t, const Line& l) { return t < l.ts; });
+    if (to && end != lines.begin()) {
+      // Adjacent lines whose text is adjacent go in one write.
+      size_t from = lines.begin()->begin, until = lines.begin()->end;
+      for (auto l = lines.begin() + 1; l != end; ++l) {
+        if (l->begin != until) {
+          to.write(batch.data() + from, static_cast<std::streamsize>(until - from));
+          from = l->begin;
+        }
+        until = l->end;
       }
-      if (to) printed += lines.size();
+      to.write(batch.data() + from, static_cast<std::streamsize>(until - from));
+      if (to) printed += static_cast<uint64_t>(end - lines.begin());
     }
-    batch.clear();
-    lines.clear();
-    to.flush();
+    if (end == lines.end()) {
+      batch.clear();
+      lines.clear();
+      return;
+    }
+    kept.clear();
+    auto out = lines.begin();
+    for (auto l = end; l != lines.end(); ++l, ++out) {
+      const size_t begin = kept.size();
+      kept.append(batch, l->begin, l->end - l->begin);
+      *out = {l->ts, begin, kept.size()};
+    }
+    lines.erase(out, lines.end());
+    batch.swap(kept);
   }
+
+  // The reader's progress: prints what is safe once the batch is big enough
+  // to be worth a write.
+  void progress(std::ostream& to, uint64_t upto) {
+    if (batch.size() >= kChunk) print_upto(to, upto);
+  }
+  static constexpr size_t kChunk = 256 * 1024;
 };
 
 void with_caller(std::span<const uint64_t> stack, uint64_t caller, size_t max,
@@ -156,15 +186,9 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
   if (o.buffered) co.buffer_kb = kBufferedKb;
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
-  // Room for a whole pass at once (address space only: the pages are
-  // touched as text fills them), so the first passes, which meet full
-  // buffers, do not grow the batch by doubling, touching twice what they
-  // keep. Text is about three bytes per byte of record; a line per 32
-  // bytes. A pass counts as 64 MiB at most (buffered mode's 8 MiB buffers on
-  // many CPUs).
-  const size_t pass = std::min(impl->capture->reader().max_poll_bytes(), size_t{64} << 20);
-  impl->batch.reserve(3 * pass);
-  impl->lines.reserve(pass / 32);
+  impl->batch.reserve(2 * Impl::kChunk);
+  impl->kept.reserve(2 * Impl::kChunk);
+  impl->lines.reserve(2 * Impl::kChunk / 32);
   impl->header = tracefs::trace_file_header(impl->capture->instance().path() + "/trace");
   const bool migrate = impl->header.find("migrate-disable") != std::string::npos;
   Impl* m = impl.get();
@@ -185,8 +209,11 @@ std::string Printer::header() const { return impl_->header; }
 
 void Printer::poll(int timeout_ms) {
   Impl& m = *impl_;
-  m.capture->poll(timeout_ms, [&](const ftrace::Event& e) { m.collect(e); });
-  m.print_batch(*m.out);
+  m.capture->poll(
+      timeout_ms, [&](const ftrace::Event& e) { m.collect(e); },
+      [&](uint64_t upto) { m.progress(*m.out, upto); });
+  m.print_upto(*m.out, UINT64_MAX);
+  m.out->flush();
 }
 
 void Printer::stop() { (void)impl_->capture->instance().set_tracing_on(false); }
@@ -199,8 +226,10 @@ void Printer::report(std::ostream& out, std::ostream& err) {
       std::string now = tracefs::trace_file_header(m.capture->instance().path() + "/trace");
       out << (now.empty() ? m.header : now);
     }
-    m.capture->flush([&](const ftrace::Event& e) { m.collect(e); });
-    m.print_batch(out);
+    m.capture->flush([&](const ftrace::Event& e) { m.collect(e); },
+                     [&](uint64_t upto) { m.progress(out, upto); });
+    m.print_upto(out, UINT64_MAX);
+    out.flush();
   }
   session::report_lost(err, dropped(), m.o.buffered);
 }

@@ -94,6 +94,12 @@ struct Decoder::CpuState {
   std::vector<uint64_t> frames, user_frames;
 };
 
+std::optional<uint64_t> Decoder::pending_ts(int cpu) const {
+  const auto i = static_cast<size_t>(cpu);
+  if (cpu < 0 || i >= cpus_.size() || !cpus_[i] || !cpus_[i]->has_pending) return std::nullopt;
+  return cpus_[i]->pending.ts;
+}
+
 void Decoder::KbufferDeleter::operator()(kbuffer* k) const { kbuffer_free(k); }
 
 Decoder::Decoder(Decoder&&) noexcept = default;

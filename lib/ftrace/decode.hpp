@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -67,6 +68,8 @@ class Decoder {
   size_t decode_page(int cpu, std::span<const uint8_t> page, const Reader::Callback& fn);
   // Hands out every event still waiting for a stack, without one.
   size_t finish(const Reader::Callback& fn);
+  // The timestamp of cpu's event still waiting for a stack, if it has one.
+  std::optional<uint64_t> pending_ts(int cpu) const;
 
   // Events handed out without a stack they were expected to have.
   uint64_t unpaired() const { return unpaired_; }

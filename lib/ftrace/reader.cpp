@@ -26,7 +26,12 @@
 // buffer_percent full (default 50), so after poll() returns, ready or timed
 // out, every CPU is read until empty: the timeout bounds the latency. Each
 // CPU's reads per call are capped at about its buffer's page count, so a
-// producer faster than the reader cannot keep poll() from returning.
+// producer faster than the reader cannot keep poll() from returning. The
+// CPUs' pages are read interleaved by time (read_merged), so that a
+// consumer putting the CPUs' events in order need keep only a few pages'
+// worth of them: on a host where a page fault costs tens of microseconds,
+// keeping a whole pass's text (three times the rings) cost a printing
+// reader its first passes' worth of events.
 #include "ftrace/reader.hpp"
 
 #include <dirent.h>
@@ -182,17 +187,58 @@ struct Reader::Impl {
     return handed + decoder->decode_page(cpu, p, fn);
   }
 
-  // Reads and decodes cpu's pages until it is empty or max reads were done.
-  size_t drain(Cpu& c, size_t max, const Callback& fn) {
+  // Reads the CPUs' pages until each is empty or had max reads, merged by
+  // time: each read is of the CPU, among those not done, whose last event
+  // handed out is the earliest (one page at a time). After each page,
+  // progress (if set) is told a time no event still to come in this pass
+  // precedes: the earliest of the last events of the CPUs not done and of
+  // the events the decoder keeps waiting for a stack, or UINT64_MAX once
+  // there are none. A consumer that orders the CPUs' events can so print as
+  // it goes, keeping about a page per CPU, where reading one CPU to the end
+  // before the next would make it keep the whole pass. Not while pages wait
+  // for the symbol table (their events come later, in the order read).
+  size_t read_merged(size_t max, const Callback& fn, const Progress& progress) {
+    const size_t n = cpus.size();
+    open.assign(n, 1);
+    reads.assign(n, 0);
+    last.assign(n, 0);
+    const Callback track = [&](const Event& e) {
+      if (static_cast<size_t>(e.cpu) < slot_of.size()) {
+        size_t s = slot_of[static_cast<size_t>(e.cpu)];
+        if (s < n) last[s] = e.ts;
+      }
+      fn(e);
+    };
     size_t handed = 0;
-    for (size_t i = 0; i < max; ++i) {
-      ssize_t n = read(c.fd.get(), page.data(), page.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;  // EAGAIN: empty
-      handed += take(c.cpu, {page.data(), static_cast<size_t>(n)}, fn);
+    for (;;) {
+      size_t pick = n;
+      for (size_t i = 0; i < n; ++i)
+        if (open[i] && (pick == n || last[i] < last[pick])) pick = i;
+      if (pick == n) break;
+      Cpu& c = cpus[pick];
+      ssize_t got = read(c.fd.get(), page.data(), page.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {  // EAGAIN: empty
+        open[pick] = 0;
+      } else {
+        handed += take(c.cpu, {page.data(), static_cast<size_t>(got)}, track);
+        if (++reads[pick] >= max) open[pick] = 0;
+      }
+      if (progress && early.empty()) {
+        uint64_t upto = UINT64_MAX;
+        for (size_t i = 0; i < n; ++i) {
+          if (open[i]) upto = std::min(upto, last[i]);
+          if (auto t = decoder->pending_ts(cpus[i].cpu)) upto = std::min(upto, *t);
+        }
+        progress(upto);
+      }
     }
     return handed;
   }
+  std::vector<size_t> slot_of;  // a CPU number's index in cpus (cpus.size(): none)
+  std::vector<char> open;       // read_merged's state, kept for its storage
+  std::vector<size_t> reads;
+  std::vector<uint64_t> last;
 };
 
 Reader::Reader(Reader&&) noexcept = default;
@@ -273,6 +319,11 @@ Result<Reader> Reader::open(const std::string& tracing_dir, const std::string& i
     impl->pollfds.push_back({c.fd.get(), POLLIN, 0});
     impl->cpus.push_back(std::move(c));
   }
+  for (size_t i = 0; i < impl->cpus.size(); ++i) {
+    const auto cpu = static_cast<size_t>(impl->cpus[i].cpu);
+    if (impl->slot_of.size() <= cpu) impl->slot_of.resize(cpu + 1, impl->cpus.size());
+    impl->slot_of[cpu] = i;
+  }
 
   Reader r;
   r.impl_ = std::move(impl);
@@ -286,28 +337,23 @@ int Reader::event_id(const std::string& system, const std::string& event) const 
   return e ? e->id : -1;
 }
 
-size_t Reader::poll(int timeout_ms, const Callback& fn) {
+size_t Reader::poll(int timeout_ms, const Callback& fn, const Progress& progress) {
   auto& fds = impl_->pollfds;
   for (auto& p : fds) p.revents = 0;
   // Ready, timed out or interrupted: read everything either way (see the
   // buffer_percent note at the top).
   (void)::poll(fds.data(), fds.size(), timeout_ms);
   return impl_->pass(fn, [&](const Callback& to) {
-    size_t handed = 0;
-    for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages, to);
+    size_t handed = impl_->read_merged(impl_->max_pages, to, impl_->ordered ? nullptr : progress);
     if (!impl_->early.empty() && impl_->symbols->loaded()) handed += impl_->replay(to);
     return handed;
   });
 }
 
-size_t Reader::max_poll_bytes() const {
-  return impl_->max_pages * impl_->page.size() * impl_->cpus.size();
-}
-
-size_t Reader::flush(const Callback& fn) {
+size_t Reader::flush(const Callback& fn, const Progress& progress) {
   return impl_->pass(fn, [&](const Callback& to) {
-    size_t handed = 0;
-    for (auto& c : impl_->cpus) handed += impl_->drain(c, impl_->max_pages * 2, to);
+    size_t handed =
+        impl_->read_merged(impl_->max_pages * 2, to, impl_->ordered ? nullptr : progress);
     handed += impl_->replay(to);  // waits for the table
     return handed + impl_->decoder->finish(to);
   });

@@ -91,18 +91,20 @@ class Reader {
   // Event::data and Event::stack point into the reader's buffers: valid
   // only during the call (copy what must outlive it).
   using Callback = std::function<void(const Event&)>;
+  // After each page read: no event still to come in this poll() or
+  // flush() has a timestamp before the argument (UINT64_MAX: the pass is
+  // done). A consumer that orders events across CPUs can print the ones at
+  // or before it. Not called in time-ordered mode.
+  using Progress = std::function<void(uint64_t)>;
   // Streaming: waits up to timeout_ms for any CPU's buffer to have data,
   // then reads what is there and calls fn for every complete event, in order
-  // per CPU. Returns the number of events handed out.
-  size_t poll(int timeout_ms, const Callback& fn);
-  // The most bytes of pages one poll() reads: its per-CPU cap (about each
-  // buffer's size) times the CPUs. A reader that keeps one pass's events
-  // sizes its buffers by it.
-  size_t max_poll_bytes() const;
+  // per CPU, the CPUs' pages read interleaved by time. Returns the number of
+  // events handed out.
+  size_t poll(int timeout_ms, const Callback& fn, const Progress& progress = nullptr);
   // Reads everything left in the buffers (partial pages included) and hands
   // out every pending event: the end of a run, or buffered mode (-d), where
   // nothing was read while tracing.
-  size_t flush(const Callback& fn);
+  size_t flush(const Callback& fn, const Progress& progress = nullptr);
 
   // Time order across CPUs (off by default: a tool that only sums events
   // needs none): each poll() and flush() copies its events out and hands

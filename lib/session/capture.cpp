@@ -238,17 +238,21 @@ void FtraceCapture::route(const ftrace::Event& e, const ftrace::Reader::Callback
   filter_->push(e, fn);
 }
 
-size_t FtraceCapture::poll(int timeout_ms, const ftrace::Reader::Callback& fn) {
-  if (!filter_) return reader_->poll(timeout_ms, fn);
+size_t FtraceCapture::poll(int timeout_ms, const ftrace::Reader::Callback& fn,
+                           const ftrace::Reader::Progress& progress) {
+  if (!filter_) return reader_->poll(timeout_ms, fn, progress);
   size_t n = reader_->poll(timeout_ms, [&](const ftrace::Event& e) { route(e, fn); });
   filter_->end_of_pass(fn);
+  if (progress) progress(UINT64_MAX);
   return n;
 }
 
-size_t FtraceCapture::flush(const ftrace::Reader::Callback& fn) {
-  if (!filter_) return reader_->flush(fn);
+size_t FtraceCapture::flush(const ftrace::Reader::Callback& fn,
+                            const ftrace::Reader::Progress& progress) {
+  if (!filter_) return reader_->flush(fn, progress);
   size_t n = reader_->flush([&](const ftrace::Event& e) { route(e, fn); });
   filter_->finish(fn);
+  if (progress) progress(UINT64_MAX);
   return n;
 }
 

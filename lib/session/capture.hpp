@@ -120,9 +120,12 @@ class FtraceCapture {
   // process's threads are handed out (some a pass late: see ThreadFilter),
   // and task:task_newtask records traced for that are not handed out
   // unless they are a probe's. Data and stack spans are valid during the
-  // call only.
-  size_t poll(int timeout_ms, const ftrace::Reader::Callback& fn);
-  size_t flush(const ftrace::Reader::Callback& fn);
+  // call only. progress as the reader's, but with -p it is called only at
+  // the end of a pass (the filter hands out held events then).
+  size_t poll(int timeout_ms, const ftrace::Reader::Callback& fn,
+              const ftrace::Reader::Progress& progress = nullptr);
+  size_t flush(const ftrace::Reader::Callback& fn,
+               const ftrace::Reader::Progress& progress = nullptr);
 
   // False when -p could only name the threads that existed at the start
   // (this kernel's tracefs cannot follow forks): threads started later are

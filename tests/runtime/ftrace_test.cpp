@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
@@ -303,6 +304,61 @@ TEST_F(FtraceReaderRuntime, TimeOrderedFlushMergesTheCpus) {
     EXPECT_LE(times[i - 1], times[i]) << "event " << i;
     EXPECT_EQ(cpus[i], static_cast<int>(i % 2)) << "event " << i;
   }
+}
+
+// One thread makes kBlock getppid calls on CPU 0, then on CPU 1, and so on;
+// a flush (not time-ordered) reads both rings: their pages come merged by
+// time, so no event is handed out after more than a page's worth of later
+// events of the other CPU (read one CPU to its end, then the next, it
+// would be after half of them), and no event comes after a progress()
+// that promised nothing earlier was still to come.
+TEST_F(FtraceReaderRuntime, PagesOfTheCpusComeMergedByTime) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
+    GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
+  TestInstance inst;
+  inst.trace_getppid(static_cast<pid_t>(syscall(SYS_gettid)), false);
+  ASSERT_EQ(inst.error(), "");
+  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, ftrace::StackKinds{});
+  ASSERT_TRUE(r.ok()) << r.error().str();
+  constexpr int kBlocks = 20, kBlock = 499;
+  for (int b = 0; b < kBlocks; ++b) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(b % 2, &one);
+    ASSERT_EQ(sched_setaffinity(0, sizeof one, &one), 0);
+    for (int i = 0; i < kBlock; ++i) syscall(SYS_getppid);
+  }
+  ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
+  inst.stop();
+  std::vector<uint64_t> handed[2];  // each CPU's timestamps, as handed out
+  size_t events = 0, late_most = 0, progresses = 0;
+  uint64_t promised = 0, last_progress = 0;
+  r->flush(
+      [&](const ftrace::Event& e) {
+        ASSERT_TRUE(e.cpu == 0 || e.cpu == 1) << e.cpu;
+        ++events;
+        EXPECT_GE(e.ts, promised) << "event " << events << " after progress(" << promised << ")";
+        const auto& other = handed[1 - e.cpu];
+        late_most = std::max<size_t>(
+            late_most,
+            static_cast<size_t>(other.end() - std::upper_bound(other.begin(), other.end(), e.ts)));
+        handed[e.cpu].push_back(e.ts);
+      },
+      [&](uint64_t upto) {
+        ++progresses;
+        if (upto != UINT64_MAX) promised = std::max(promised, upto);
+        last_progress = upto;
+      });
+  ASSERT_EQ(events, static_cast<size_t>(kBlocks * kBlock));
+  EXPECT_TRUE(std::is_sorted(handed[0].begin(), handed[0].end()));
+  EXPECT_TRUE(std::is_sorted(handed[1].begin(), handed[1].end()));
+  // A page holds at most 4096 / 16 of these records (each is 20 bytes or
+  // more); one read one CPU after the other would make it about 5,000.
+  EXPECT_LE(late_most, 256u);
+  EXPECT_GE(progresses, events / 256);  // after every page read
+  EXPECT_EQ(last_progress, UINT64_MAX);
 }
 
 }  // namespace

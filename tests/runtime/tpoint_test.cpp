@@ -4,17 +4,20 @@
 // stacks (-s); the event text against the kernel's own trace file and
 // against perf-tools' tpoint; bad input.
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include "ftrace/reader.hpp"
 #include "harness.hpp"
@@ -397,6 +400,67 @@ TEST_F(TpointRuntime, SameEventsAsPerfToolsTpoint) {
   EXPECT_EQ(a, b);
   std::cout << "ours:   " << lines_of(mine.out)[1] << "\ntheirs: " << lines_of(theirs.out)[1]
             << "\n";
+}
+
+// One thread moves between CPUs 0 and 1 every kBlock getppid calls while
+// tpoint (a kernel filter on its tid, so that nothing holds events back)
+// prints them: more text than the printer keeps before writing (256 KiB),
+// read from both CPUs' rings in one pass. A single thread's events are in
+// time order, so every line must be: timestamps never go back, and the CPU
+// column changes exactly where the thread moved.
+TEST_F(TpointRuntime, TwoCpusPrintInTimeOrder) {
+  cpu_set_t before;
+  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
+    GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
+  constexpr int kBlocks = 40, kBlock = 601;
+  std::atomic<pid_t> tid{0};
+  std::atomic<bool> go{false}, done{false};
+  std::thread caller([&] {
+    tid = static_cast<pid_t>(syscall(SYS_gettid));
+    while (!go) usleep(1000);
+    for (int b = 0; b < kBlocks; ++b) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(b % 2, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) break;
+      for (int i = 0; i < kBlock; ++i) syscall(SYS_getppid);
+    }
+    done = true;
+  });
+  while (tid == 0) usleep(1000);
+  Running t({tool_path("tpoint"), "syscalls:sys_enter_getppid",
+             "common_pid == " + std::to_string(tid.load())});
+  bool ready = t.wait_for_stdout("Ctrl-C to end.\n", 60);
+  go = true;
+  // Read tpoint's output while the thread calls (a pipe holds 64 KiB).
+  while (!done) t.wait_for_stdout("\x01", 0.05);
+  caller.join();
+  ASSERT_TRUE(ready) << "no header";
+  // Until every line is out (a poll interval or so), then stop it.
+  t.wait_for_stdout("getppid", 10, kBlocks * kBlock + 1);  // the header names it too
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::vector<std::pair<double, int>> seen;  // time, CPU
+  for (const auto& l : lines_of(r.out)) {
+    auto open = l.find("] ");
+    if (l.find("getppid") == std::string::npos || open == std::string::npos) continue;
+    auto cpu = l.rfind('[', open);
+    auto colon = l.find(": ", open);
+    ASSERT_TRUE(cpu != std::string::npos && colon != std::string::npos) << l;
+    auto stamp = l.rfind(' ', colon);
+    seen.emplace_back(std::stod(l.substr(stamp + 1, colon - stamp - 1)),
+                      std::stoi(l.substr(cpu + 1, open - cpu - 1)));
+  }
+  ASSERT_EQ(seen.size(), static_cast<size_t>(kBlocks * kBlock)) << r.err;
+  int moves = 0;
+  for (size_t i = 1; i < seen.size(); ++i) {
+    ASSERT_LE(seen[i - 1].first, seen[i].first) << "line " << i;
+    moves += seen[i].second != seen[i - 1].second;
+  }
+  EXPECT_EQ(seen.front().second, 0);
+  EXPECT_EQ(moves, kBlocks - 1);
 }
 
 // Two runs at once, each on its own instance: both exact.

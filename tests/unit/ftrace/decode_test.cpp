@@ -225,11 +225,20 @@ TEST_F(FtraceDecodeFixture, FinishHandsOutTheEventStillWaitingForItsStack) {
   Decoder d = decoder(true, true);
   Collector c;
   for (size_t i = 0; i <= straddle; ++i) d.decode_page(1, page(i), c.fn());
+  // Its time is known while it waits (the reader's progress counts it),
+  // and only on its own CPU.
+  const auto waiting = d.pending_ts(1);
+  ASSERT_TRUE(waiting.has_value());
+  EXPECT_GE(*waiting, c.seen.back().ts);
+  EXPECT_FALSE(d.pending_ts(0).has_value());
+  EXPECT_FALSE(d.pending_ts(1000).has_value());
   uint64_t unpaired = d.unpaired();
   EXPECT_EQ(d.finish(c.fn()), 1u);
   EXPECT_EQ(c.seen.back().type, kEnterId);
+  EXPECT_EQ(c.seen.back().ts, *waiting);
   EXPECT_FALSE(c.seen.back().has_stack);
   EXPECT_EQ(d.unpaired(), unpaired + 1);
+  EXPECT_FALSE(d.pending_ts(1).has_value());
   EXPECT_EQ(d.finish(c.fn()), 0u);
 }
 
