@@ -66,7 +66,7 @@ void write_side(std::string& text, const Stack& stack, const FrameTable& frames,
           std::snprintf(addr, sizeof addr, "%-16" PRIx64 " ", f.addr);
           text += addr;
         }
-        text += frame_text(f, kernel, style);
+        append_frame_text(text, f, kernel, style);
         text += '\n';
       }
       return;
