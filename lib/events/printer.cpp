@@ -108,25 +108,31 @@ struct Printer::Impl {
     if (end == lines.end()) {
       batch.clear();
       lines.clear();
-      return;
+    } else {
+      kept.clear();
+      auto out = lines.begin();
+      for (auto l = end; l != lines.end(); ++l, ++out) {
+        const size_t begin = kept.size();
+        kept.append(batch, l->begin, l->end - l->begin);
+        *out = {l->ts, begin, kept.size()};
+      }
+      lines.erase(out, lines.end());
+      batch.swap(kept);
     }
-    kept.clear();
-    auto out = lines.begin();
-    for (auto l = end; l != lines.end(); ++l, ++out) {
-      const size_t begin = kept.size();
-      kept.append(batch, l->begin, l->end - l->begin);
-      *out = {l->ts, begin, kept.size()};
-    }
-    lines.erase(out, lines.end());
-    batch.swap(kept);
+    // Normally what is kept is a page or so per CPU. Should much more be
+    // held back (a CPU's event waiting for its stack until the next pass),
+    // the next try waits for the batch to double, not to grow by a chunk:
+    // sorting and moving what is kept then costs as much as the batch.
+    next_print = std::max(kChunk, 2 * batch.size());
   }
 
-  // The reader's progress: prints what is safe once the batch is big enough
+  // The reader's progress: prints what it can once the batch is big enough
   // to be worth a write.
   void progress(std::ostream& to, uint64_t upto) {
-    if (batch.size() >= kChunk) print_upto(to, upto);
+    if (batch.size() >= next_print) print_upto(to, upto);
   }
   static constexpr size_t kChunk = 256 * 1024;
+  size_t next_print = kChunk;
 };
 
 void with_caller(std::span<const uint64_t> stack, uint64_t caller, size_t max,
