@@ -111,7 +111,7 @@ class Reader {
   // them out by timestamp, CPUs merged. A tool that pairs events of one
   // thread (a syscall's entry and exit, an I/O's issue and completion)
   // needs it: the thread may move to another CPU in between, and the CPUs
-  // are read one after the other, so the later event can come first. One
+  // are read a page at a time, so the later event can come first. One
   // pass sees every event written before its reads began, so pairs split
   // across two passes are left only when a CPU's reads were capped (a
   // producer faster than the reader).

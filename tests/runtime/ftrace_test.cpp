@@ -147,6 +147,21 @@ class FtraceReaderRuntime : public ::testing::Test {
     t_.pid = w_->pid();
     t_.syms = &syms_;
   }
+  // A private instance tracing this thread's getppid calls (no stacks) and a
+  // reader on it, for tests that move the thread between CPUs 0 and 1;
+  // before: the thread's affinity, to restore. Skips unless both CPUs are
+  // usable. Check with ASSERT_NO_FATAL_FAILURE, then IsSkipped().
+  void trace_this_thread(cpu_set_t& before) {
+    ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
+    if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
+      GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
+    inst_.emplace();
+    inst_->trace_getppid(static_cast<pid_t>(syscall(SYS_gettid)), false);
+    ASSERT_EQ(inst_->error(), "");
+    auto r = ftrace::Reader::open(kTracing, inst_->name(), {"syscalls"}, ftrace::StackKinds{});
+    ASSERT_TRUE(r.ok()) << r.error().str();
+    r_.emplace(std::move(*r));
+  }
   // Runs the workload to its end (timeout_s) and stops tracing.
   void run_to_end(double timeout_s) {
     w_->go();
@@ -270,18 +285,13 @@ TEST_F(FtraceReaderRuntime, OpenFailsForAMissingEventSystem) {
 }
 
 // Time order across CPUs: this thread makes its getppid calls on CPU 0 and
-// CPU 1 in turn, and a flush (which reads one CPU's buffer, then the
-// other's) hands them out by timestamp, all of them, none twice.
+// CPU 1 in turn, and a time-ordered flush hands them out by timestamp, all
+// of them, none twice.
 TEST_F(FtraceReaderRuntime, TimeOrderedFlushMergesTheCpus) {
   cpu_set_t before;
-  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
-  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
-    GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
-  TestInstance inst;
-  inst.trace_getppid(static_cast<pid_t>(syscall(SYS_gettid)), false);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, ftrace::StackKinds{});
-  ASSERT_TRUE(r.ok()) << r.error().str();
+  ASSERT_NO_FATAL_FAILURE(trace_this_thread(before));
+  if (IsSkipped()) return;
+  auto& r = r_;
   r->set_time_ordered(true);
   constexpr int kSwitches = 101;
   for (int i = 0; i < kSwitches; ++i) {
@@ -292,7 +302,7 @@ TEST_F(FtraceReaderRuntime, TimeOrderedFlushMergesTheCpus) {
     syscall(SYS_getppid);
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
-  inst.stop();
+  inst_->stop();
   std::vector<uint64_t> times;
   std::vector<int> cpus;
   r->flush([&](const ftrace::Event& e) {
@@ -314,14 +324,9 @@ TEST_F(FtraceReaderRuntime, TimeOrderedFlushMergesTheCpus) {
 // that promised nothing earlier was still to come.
 TEST_F(FtraceReaderRuntime, PagesOfTheCpusComeMergedByTime) {
   cpu_set_t before;
-  ASSERT_EQ(sched_getaffinity(0, sizeof before, &before), 0);
-  if (CPU_COUNT(&before) < 2 || !CPU_ISSET(0, &before) || !CPU_ISSET(1, &before))
-    GTEST_SKIP() << "needs CPUs 0 and 1 (this one has " << CPU_COUNT(&before) << " usable)";
-  TestInstance inst;
-  inst.trace_getppid(static_cast<pid_t>(syscall(SYS_gettid)), false);
-  ASSERT_EQ(inst.error(), "");
-  auto r = ftrace::Reader::open(kTracing, inst.name(), {"syscalls"}, ftrace::StackKinds{});
-  ASSERT_TRUE(r.ok()) << r.error().str();
+  ASSERT_NO_FATAL_FAILURE(trace_this_thread(before));
+  if (IsSkipped()) return;
+  auto& r = r_;
   constexpr int kBlocks = 20, kBlock = 499;
   for (int b = 0; b < kBlocks; ++b) {
     cpu_set_t one;
@@ -331,7 +336,7 @@ TEST_F(FtraceReaderRuntime, PagesOfTheCpusComeMergedByTime) {
     for (int i = 0; i < kBlock; ++i) syscall(SYS_getppid);
   }
   ASSERT_EQ(sched_setaffinity(0, sizeof before, &before), 0);
-  inst.stop();
+  inst_->stop();
   std::vector<uint64_t> handed[2];  // each CPU's timestamps, as handed out
   size_t events = 0, late_most = 0, progresses = 0;
   uint64_t promised = 0, last_progress = 0;
