@@ -103,8 +103,11 @@ class Pairer {
 // no break: kProofIdleExits switches out of the idle task or, on a CPU too
 // busy to go idle, kProofLinks switches. A break gets the records back. A
 // CPU whose switches out of idle went missing keeps them for the rest of the
-// run (the idle times it would lose are long); after a thread's missed
-// switch, the CPU has to prove itself again. A break on a CPU without
+// run (the idle times it would lose are long; the wake-ups that could stand
+// for its idle exits cannot be had cheaper: perf samples nothing in that
+// CPU's idle context, and ftrace's probes cost every CPU as much as the
+// records, bench/README.md); after a thread's missed switch, the CPU has to
+// prove itself again. A break on a CPU without
 // records is a switch-in nothing reported, made between the last switch the
 // CPU showed and the new prev's switch-out: Link::missed_since is the first,
 // which ends the period early, never late (Pairer ignores it if the period
