@@ -106,11 +106,22 @@ kconfig() {
 count() { grep -Ec -- "$2" "$1"; }
 
 # expect_lines FILE PATTERN N: exactly N lines of FILE match the extended
-# regex PATTERN, or the case fails (showing FILE's start).
+# regex PATTERN, or the case fails, showing FILE (all of it up to 500 lines,
+# else its first and last 40) and the start of FILE.err (a tool's stderr,
+# traced_run's) to tell a rare miscount by.
 expect_lines() {
   local got
   got=$(count "$1" "$2")
-  [ "$got" -eq "$3" ] || { head -n 20 "$1"; fail "$got lines match /$2/, expected $3"; }
+  [ "$got" -eq "$3" ] && return
+  if [ "$(wc -l < "$1")" -le 500 ]; then
+    cat "$1"
+  else
+    head -n 40 "$1"
+    echo "[...]"
+    tail -n 40 "$1"
+  fi
+  [ -s "$1.err" ] && { echo "stderr:"; head -n 20 "$1.err"; }
+  fail "$got lines match /$2/, expected $3"
 }
 
 # start_workload NAME [ARGS...]: starts build/workloads/NAME in the
