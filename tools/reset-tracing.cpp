@@ -71,7 +71,7 @@ int reset_tracing_main(int argc, char** argv) {
   size_t removed = left.removed.size(), reset = 0;
   // perf-tools' lock: left by a killed run of ours (or theirs), or with -f
   // whoever holds it, as reset-ftrace -f does.
-  if (auto lock = tracefs::remove_lock(o.force); !lock) {
+  if (auto lock = tracefs::remove_lock(*dir, o.force); !lock) {
     std::cerr << "reset-tracing: " << lock.error().str() << "\n";
     ++failed;
   } else if (!lock->empty()) {

@@ -16,6 +16,7 @@
 
 #include "cli/command.hpp"
 #include "cli/output.hpp"
+#include "util/safe_file.hpp"
 #include "output/flamegraph.hpp"
 #include "output/json_report.hpp"
 #include "output/pprof.hpp"
@@ -29,26 +30,13 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-std::string dir_of(const std::string& path) {
-  auto slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-// Why path cannot be written, or "" when it can (checked before tracing,
-// so that a typo does not cost a whole run).
-std::string unwritable(const std::string& path) {
-  struct stat st {};
-  if (stat(path.c_str(), &st) == 0) {
-    if (S_ISDIR(st.st_mode)) return "it is a directory";
-    if (access(path.c_str(), W_OK) != 0) return std::strerror(errno);
-  }
-  std::string dir = dir_of(path);
-  if (stat(dir.c_str(), &st) != 0) return dir + ": " + std::strerror(errno);
-  if (!S_ISDIR(st.st_mode)) return dir + ": not a directory";
-  if (access(dir.c_str(), W_OK) != 0) return dir + ": " + std::strerror(errno);
-  return "";
+// Why a -o file cannot be written, as the tools say it: the message
+// (unless it only says "cannot open"), errno's text and the hint.
+std::string why_not(const Error& e) {
+  std::string why = e.message == "cannot open" ? "" : e.message;
+  if (e.err) why += (why.empty() ? "" : ": ") + std::string(std::strerror(e.err));
+  if (!e.hint.empty()) why += " (" + e.hint + ")";
+  return why;
 }
 
 bool shell_safe(std::string_view s) {
@@ -169,8 +157,8 @@ std::optional<int> OutputArgs::resolve(const cli::Command& cmd, int argc, char**
                              "' from its name (.svg .pb.gz .pprof .speedscope.json .json "
                              ".folded .txt): add --format");
     // Not a usage error: the command line is right, the file system says no.
-    if (std::string why = unwritable(path); !why.empty()) {
-      std::cerr << cmd.name() << ": cannot write '" << path << "': " << why << "\n";
+    if (auto ok = OutputWriter::check(path); !ok) {
+      std::cerr << cmd.name() << ": cannot write '" << path << "': " << why_not(ok.error()) << "\n";
       return cli::kExitFailure;
     }
     out->files.push_back({path, *f});
@@ -236,33 +224,23 @@ std::string render(std::ostream& out, const Report& r, Format f) {
 bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ostream& err) {
   bool ok = true;
   for (const OutputFile& file : files) {
-    // Only a regular file (or a new one) is replaced by rename: a device, a
-    // FIFO or /dev/stdout is written in place (renaming over /dev/full
-    // would replace the device node).
-    struct stat st {};
-    bool in_place = stat(file.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode);
-    std::string tmp = in_place ? file.path : file.path + ".tmp." + std::to_string(getpid());
+    // Root on a shared host: no symlink or FIFO another user planted is
+    // followed or opened (util/safe_file.hpp); a regular file is replaced
+    // by a fresh one renamed over it, a device or FIFO written in place.
     std::string note;
     uint64_t size = 0;
-    std::string failure;
-    {
-      std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) {
-        failure = std::strerror(errno);
-      } else {
-        note = render(out, r, file.format);
-        out.flush();
-        auto pos = out.tellp();  // -1 on a pipe or a device
-        size = pos > 0 ? static_cast<uint64_t>(pos) : 0;
-        if (!out && failure.empty())
-          failure = std::string("write failed: ") + std::strerror(errno ? errno : EIO);
-      }
-    }
-    if (failure.empty() && !in_place && rename(tmp.c_str(), file.path.c_str()) != 0)
-      failure = std::strerror(errno);
-    if (!failure.empty()) {
-      if (!in_place) unlink(tmp.c_str());
-      err << r.tool << ": cannot write " << file.path << ": " << failure << "\n";
+    bool in_place = false;
+    Status done = [&]() -> Status {
+      auto w = OutputWriter::open(file.path);
+      if (!w) return w.error();
+      in_place = w->in_place();
+      note = render(w->stream(), r, file.format);
+      if (auto s = w->commit(); !s) return s;
+      size = w->bytes_written();
+      return {};
+    }();
+    if (!done) {
+      err << r.tool << ": cannot write " << file.path << ": " << why_not(done.error()) << "\n";
       cli::note_output_file_failed();
       ok = false;
       continue;

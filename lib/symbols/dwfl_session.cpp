@@ -46,9 +46,14 @@ int find_elf(Dwfl_Module* mod, void** userdata, const char* name, Dwarf_Addr bas
   // Device files can be mapped too, and reading one may block forever.
   struct stat st;
   if (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return -1;
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK and the fstat: a FIFO put at the path since must not hang us.
+  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return -1;
-  if (fstat(fd, &st) == 0) p->opened[mod] = key_of(st);
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return -1;
+  }
+  p->opened[mod] = key_of(st);
   *file_name = strdup(name);
   return fd;
 }

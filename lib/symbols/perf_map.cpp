@@ -9,11 +9,15 @@
 // offset stays relative to the real function start.
 #include "symbols/perf_map.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <string_view>
 
+#include "util/safe_file.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::symbols {
@@ -78,9 +82,15 @@ PerfMap PerfMap::parse(std::istream& in) {
   return pm;
 }
 
-std::optional<PerfMap> PerfMap::load(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
+std::optional<PerfMap> PerfMap::load(const std::string& path, uid_t owner_uid) {
+  struct stat st {};
+  auto fd = open_regular(path, &st);
+  // One link: a hard link to another's file is not the JIT's map.
+  if (!fd || (st.st_uid != geteuid() && st.st_uid != owner_uid) || st.st_nlink != 1)
+    return std::nullopt;
+  auto text = read_at_most(fd->get(), kMaxBytes);
+  if (!text) return std::nullopt;
+  std::istringstream in(std::move(*text));
   PerfMap pm = parse(in);
   pm.set_path(path);
   return pm;

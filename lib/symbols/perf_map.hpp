@@ -2,6 +2,8 @@
 // START and SIZE. Parsing never does I/O; load() reads the file.
 #pragma once
 
+#include <sys/types.h>
+
 #include <cstdint>
 #include <istream>
 #include <optional>
@@ -19,8 +21,13 @@ class PerfMap {
   // code memory appends the new function after the old one.
   static PerfMap parse(std::istream& in);
   // Reads and parses path, and names it the module (set_path). nullopt when
-  // it cannot be opened (no JIT wrote it).
-  static std::optional<PerfMap> load(const std::string& path);
+  // it cannot be opened (no JIT wrote it), or when it is no file the JIT
+  // could have written: /tmp is anyone's, so only a regular file (no
+  // symlink, FIFO or device: util/safe_file.hpp open_regular) with one link,
+  // owned by us or by owner_uid (the process's owner), is read, and of it at
+  // most kMaxBytes.
+  static std::optional<PerfMap> load(const std::string& path, uid_t owner_uid);
+  static constexpr size_t kMaxBytes = size_t{256} << 20;
   // nullopt if addr is in no entry. module is "perf-PID.map" path given at
   // construction by the caller (set_path) or empty.
   std::optional<Resolved> lookup(uint64_t addr) const;

@@ -17,6 +17,7 @@
 #include "symbols/user.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <memory>
@@ -96,7 +97,11 @@ std::optional<Resolved> UserSymbols::Impl::resolve(Proc& p, uint64_t a) {
   // JIT code lives in anonymous memory (or in a memfd that is no ELF file).
   if (!p.perf_map_read) {
     p.perf_map_read = true;
-    p.perf_map = PerfMap::load("/tmp/perf-" + std::to_string(p.pid) + ".map");
+    // The map is the process owner's to write (a process gone: ours only).
+    const std::string pid = std::to_string(p.pid);
+    struct stat proc {};
+    uid_t owner = stat(("/proc/" + pid).c_str(), &proc) == 0 ? proc.st_uid : geteuid();
+    p.perf_map = PerfMap::load("/tmp/perf-" + pid + ".map", owner);
   }
   if (p.perf_map) return p.perf_map->lookup(a);
   return std::nullopt;

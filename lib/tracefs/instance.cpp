@@ -29,6 +29,7 @@
 #include "kernel/feature.hpp"
 #include "util/exit_writes.hpp"
 #include "util/fd.hpp"
+#include "util/safe_file.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {
@@ -238,6 +239,9 @@ Result<Instance> Instance::top_level(const std::string& tracing_dir, const std::
   inst.owned_ = true;
   // Killed before it undoes, this run leaves its changes to the next
   // holder of the lock (or reset-tracing) to undo.
+  if (auto s = private_dir(journal_dir(lock_path)); !s)
+    return Error{s.error().err, "cannot keep the undo journal: " + s.error().message,
+                 s.error().path, s.error().hint};
   if (auto s = inst.log_.keep_journal(top_level_journal(lock_path, getpid())); !s) return s.error();
   inst.exit_slot_ = add_exit_write(tracing_dir + "/tracing_on", "0");
   // What other users left in the buffer is not ours to read.

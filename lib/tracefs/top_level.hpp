@@ -8,7 +8,10 @@
 // hold it ("ftrace may be in use by PID ..."), and we refuse while a live
 // perf-tools script (or another guard) holds it, naming its PID. A lock left
 // by a process that is gone (killed before it could remove it) is taken
-// over. Changes go through the same undo log as an instance's
+// over. /var/tmp is anyone's to write to: a lock counts only as a regular
+// file root made; a symlink, FIFO or user's file planted at its name is
+// removed, never followed, blocked on or read beyond a PID's worth.
+// Changes go through the same undo log as an instance's
 // (tracefs/undo_log.hpp), undone when the guard is destroyed, newest first;
 // then the lock is removed. Single-value restores are also registered for an
 // abrupt exit (util/exit_writes.hpp), as an instance's tracing_on is.
@@ -24,6 +27,11 @@ namespace tracekit::tracefs {
 
 // perf-tools' lock file.
 inline constexpr const char* kFtraceLock = "/var/tmp/.ftrace-lock";
+// Where the top level's undo journals are kept: a directory only root can
+// write to (never beside the lock in /var/tmp, where any user could plant
+// one for reset-tracing to replay). On tmpfs: what it undoes does not
+// outlive a boot either.
+inline constexpr const char* kJournalDir = "/run/tracekit";
 
 class TopLevel {
  public:
@@ -55,9 +63,15 @@ class TopLevel {
   std::vector<int> exit_slots_;
 };
 
+// The directory of the undo journals of the lock at lock_path: kJournalDir
+// for perf-tools' lock, lock_path + ".journals" for another (a test's
+// private one). Made with private_dir() before a journal is kept. Pure.
+std::string journal_dir(const std::string& lock_path);
+
 // The undo journal (UndoLog::keep_journal) of the top level used by pid under
-// the lock at lock_path: lock_path + ".tracekit-" + pid. A killed holder's is
-// replayed by whoever takes the lock over (acquire(), remove_lock()). Pure.
+// the lock at lock_path: journal_dir(lock_path) + "/top-level." + pid. A
+// killed holder's is replayed by whoever takes the lock over (acquire(),
+// remove_lock()), into their own tracing directory. Pure.
 std::string top_level_journal(const std::string& lock_path, int pid);
 
 // The holder a lock file's text names: its PID, 0 when the text holds none. Pure.
@@ -65,9 +79,12 @@ int lock_holder(std::string_view text);
 
 // For reset-tracing: removes the lock at lock_path when its holder is gone
 // (a run killed before it could remove it), or with force whoever holds it
-// (perf-tools' reset-ftrace -f does the same). Returns what was removed
-// ("/var/tmp/.ftrace-lock (PID 123, gone)"), "" when nothing was (no
-// lock, or a live holder's without force). Error: the unlink failed.
-Result<std::string> remove_lock(bool force, const std::string& lock_path = kFtraceLock);
+// (perf-tools' reset-ftrace -f does the same), replaying a gone holder's
+// journal into tracing_dir; and removes whatever else is planted at its
+// name. Returns what was removed ("/var/tmp/.ftrace-lock (PID 123,
+// gone)"), "" when nothing was (no lock, or a live holder's without force).
+// Error: the unlink failed.
+Result<std::string> remove_lock(const std::string& tracing_dir, bool force,
+                                const std::string& lock_path = kFtraceLock);
 
 }  // namespace tracekit::tracefs

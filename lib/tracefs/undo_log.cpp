@@ -4,10 +4,11 @@
 
 #include <unistd.h>
 
-#include <fstream>
+#include <cerrno>
 #include <iostream>
 
 #include "tracefs/instance.hpp"
+#include "util/safe_file.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {
@@ -32,7 +33,8 @@ UndoLog::UndoLog(UndoLog&& o) noexcept
     : dir_(std::move(o.dir_)),
       log_dirs_(std::move(o.log_dirs_)),
       steps_(std::move(o.steps_)),
-      journal_(std::move(o.journal_)) {
+      journal_(std::move(o.journal_)),
+      journal_fd_(std::move(o.journal_fd_)) {
   o.steps_.clear();
   o.journal_.clear();
 }
@@ -67,11 +69,16 @@ Status UndoLog::change(const std::string& rel, const std::string& text, bool app
   auto s = append ? this->append(rel, text) : write(rel, text);
   if (!s) return s;
   steps_.push_back({rel, undo_text, undo_append});
-  if (!journal_.empty()) {
+  if (journal_fd_.valid()) {
     // One line a step: "a" or "w", the path, the text (control-file texts
     // are one line).
-    std::ofstream j(journal_, std::ios::app);
-    j << (undo_append ? 'a' : 'w') << '\t' << rel << '\t' << undo_text << '\n';
+    std::string line = std::string(undo_append ? "a" : "w") + '\t' + rel + '\t' + undo_text + '\n';
+    for (size_t at = 0; at < line.size();) {
+      ssize_t n = ::write(journal_fd_.get(), line.data() + at, line.size() - at);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;  // the journal is a safety net: the change stands
+      at += static_cast<size_t>(n);
+    }
   }
   return {};
 }
@@ -90,33 +97,70 @@ void UndoLog::undo() {
     if (!s) std::cerr << "tracekit: cleanup: " << s.error().str() << "\n";
   }
   steps_.clear();
-  if (!journal_.empty()) ::unlink(journal_.c_str());
+  if (!journal_.empty()) {
+    ::unlink(journal_.c_str());
+    // Its directory too, when no killed run left a journal there: only the
+    // lock's holder keeps one, so no other can be being made.
+    if (auto slash = journal_.rfind('/'); slash != std::string::npos && slash > 0)
+      ::rmdir(journal_.substr(0, slash).c_str());
+    journal_.clear();
+  }
+  journal_fd_ = Fd();
 }
 
 Status UndoLog::keep_journal(const std::string& path) {
-  std::ofstream j(path, std::ios::trunc);
-  j << dir_ << '\n';
-  j.flush();
-  if (!j) return Error::from_errno("cannot write the undo journal", path);
+  auto fd = create_exclusive(path, 0600);
+  if (!fd && fd.error().err == EEXIST) {
+    // A dead run with our PID left it (we own the directory).
+    ::unlink(path.c_str());
+    fd = create_exclusive(path, 0600);
+  }
+  if (!fd) return Error{fd.error().err, "cannot write the undo journal", path, {}};
   journal_ = path;
+  journal_fd_ = std::move(*fd);
   return {};
 }
 
-size_t replay_journal(const std::string& path) {
-  auto text = read_file(path);
-  if (!text) return 0;
-  auto lines = split(*text, '\n');
+namespace {
+
+// Whether a journal's path stays inside the tracing directory.
+bool inside(std::string_view rel) {
+  if (rel.empty() || rel[0] == '/') return false;
+  for (std::string_view part : split(rel, '/'))
+    if (part == ".." || part.empty()) return false;
+  for (char c : rel)
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return false;
+  return true;
+}
+
+constexpr size_t kMaxJournalBytes = 1 << 20;
+
+}  // namespace
+
+size_t replay_journal(const std::string& path, const std::string& tracing_dir) {
+  struct stat st {};
+  auto fd = open_regular(path, &st);
+  if (!fd) {
+    // Something that is no journal of ours: gone all the same, unread.
+    if (fd.error().err != ENOENT) ::unlink(path.c_str());
+    return 0;
+  }
   size_t done = 0;
-  if (!lines.empty()) {
-    const std::string dir(lines[0]);
-    for (size_t i = lines.size(); i-- > 1;) {
-      auto fields = split(lines[i], '\t');
-      if (fields.size() < 3 || (fields[0] != "a" && fields[0] != "w")) continue;
-      // The text may hold tabs itself: it is everything after the path.
-      auto text_at = fields[0].size() + 1 + fields[1].size() + 1;
-      std::string undo(lines[i].substr(text_at));
-      if (write_control(dir + "/" + std::string(fields[1]), undo, fields[0] == "a", {}))
-        ++done;
+  if (untrusted_reason(st, geteuid()).empty()) {
+    bool cut = false;
+    auto text = read_at_most(fd->get(), kMaxJournalBytes, &cut);
+    if (text && !cut) {
+      auto lines = split(*text, '\n');
+      for (size_t i = lines.size(); i-- > 0;) {
+        auto fields = split(lines[i], '\t');
+        if (fields.size() < 3 || (fields[0] != "a" && fields[0] != "w") || !inside(fields[1]))
+          continue;
+        // The text may hold tabs itself: it is everything after the path.
+        auto text_at = fields[0].size() + 1 + fields[1].size() + 1;
+        std::string undo(lines[i].substr(text_at));
+        if (write_control(tracing_dir + "/" + std::string(fields[1]), undo, fields[0] == "a", {}))
+          ++done;
+      }
     }
   }
   ::unlink(path.c_str());

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "util/fd.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::tracefs {
@@ -49,13 +50,15 @@ class UndoLog {
   // The undo writes pushed so far whose path ends in suffix.
   size_t count_pushed(const std::string& suffix) const;
   // Replays every undo write, newest first, and forgets them (and removes
-  // the journal, if one is kept).
+  // the journal, if one is kept, and its directory if that is left empty).
   void undo();
 
   // Also keeps every undo write in a journal file at path (created now,
-  // holding dir(), then one step a line), so that when this process is
+  // exclusively, mode 0600, one step a line), so that when this process is
   // killed before it can undo, the next user can (replay_journal()): for
-  // the top level, which no rmdir cleans up.
+  // the top level, which no rmdir cleans up. path's directory must be one
+  // only we can write to (util/safe_file.hpp private_dir): a journal left
+  // there by a dead run with our PID is replaced.
   Status keep_journal(const std::string& path);
 
  private:
@@ -68,13 +71,17 @@ class UndoLog {
   std::vector<std::string> log_dirs_;
   std::vector<Step> steps_;
   std::string journal_;
+  Fd journal_fd_;
 };
 
 // Replays the undo writes of a journal a killed process left
-// (UndoLog::keep_journal), newest first, quietly (some may have been done
-// already), and removes it. Returns how many writes the kernel accepted;
-// 0 when there is no journal.
-size_t replay_journal(const std::string& path);
+// (UndoLog::keep_journal) into tracing_dir, newest first, quietly (some may
+// have been done already), and removes it. Returns how many writes the
+// kernel accepted; 0 when there is no journal. Only a journal we could
+// have written is replayed (a regular file of ours, one link, writable by
+// us only, at most 1 MiB), and only steps whose paths stay inside
+// tracing_dir (no "..", no absolute path).
+size_t replay_journal(const std::string& path, const std::string& tracing_dir);
 
 // The value a single-value control file shows: its text trimmed, or of a
 // choice list ("[local] global counter"), the bracketed choice; of a buffer

@@ -1,8 +1,11 @@
 #include "symbols/perf_map.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -108,12 +111,33 @@ TEST(SymbolsPerfMapTest, LoadReadsTheFileAndNamesItTheModule) {
     std::ofstream out(path);
     out << "1000 100 jit_a\n";
   }
-  auto pm = PerfMap::load(path);
+  auto pm = PerfMap::load(path, geteuid());
   std::remove(path.c_str());
   ASSERT_TRUE(pm.has_value());
   check(*pm, {0x1010, "jit_a", 0x10});
   EXPECT_EQ(pm->lookup(0x1010)->module, path);
-  EXPECT_FALSE(PerfMap::load(path).has_value());
+  EXPECT_FALSE(PerfMap::load(path, geteuid()).has_value());
+}
+
+// /tmp is anyone's: a symlink (to /dev/zero, or to another process's map),
+// a FIFO or a device planted at a map's name is not read, and nothing
+// waits on it.
+TEST(SymbolsPerfMapTest, LoadReadsNoLinkFifoOrDevice) {
+  const std::string dir = ::testing::TempDir() + "symbols_perf_map_planted";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directory(dir);
+  {
+    std::ofstream out(dir + "/real.map");
+    out << "1000 100 jit_a\n";
+  }
+  std::filesystem::create_symlink(dir + "/real.map", dir + "/link.map");
+  std::filesystem::create_symlink("/dev/zero", dir + "/zero.map");
+  ASSERT_EQ(mkfifo((dir + "/fifo.map").c_str(), 0644), 0);
+  EXPECT_TRUE(PerfMap::load(dir + "/real.map", geteuid()).has_value());
+  for (const char* planted : {"/link.map", "/zero.map", "/fifo.map"})
+    EXPECT_FALSE(PerfMap::load(dir + planted, geteuid()).has_value()) << planted;
+  EXPECT_FALSE(PerfMap::load("/dev/zero", geteuid()).has_value());
+  std::filesystem::remove_all(dir);
 }
 
 TEST(SymbolsPerfMapTest, EmptyInput) {

@@ -192,12 +192,12 @@ TEST(TracefsInstanceTest, JournalOfAKilledRunIsReplayed) {
   }
   EXPECT_EQ(t.get("options/stacktrace"), "1\n");
   t.log.clear();
-  EXPECT_EQ(replay_journal(journal), 3u);
+  EXPECT_EQ(replay_journal(journal, t.dir()), 3u);
   const std::string e = "T/events/sched/sched_switch/";
   EXPECT_EQ(t.writes(), (Lines{"write " + e + "filter 0", "append " + e + "trigger !stacktrace",
                                "write T/options/stacktrace 0"}));
   EXPECT_FALSE(t.has("journal"));
-  EXPECT_EQ(replay_journal(journal), 0u);
+  EXPECT_EQ(replay_journal(journal, t.dir()), 0u);
 }
 
 TEST(TracefsInstanceTest, NothingIsUndoneForAFailedStep) {
