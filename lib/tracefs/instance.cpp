@@ -239,10 +239,15 @@ Result<Instance> Instance::top_level(const std::string& tracing_dir, const std::
   inst.owned_ = true;
   // Killed before it undoes, this run leaves its changes to the next
   // holder of the lock (or reset-tracing) to undo.
-  if (auto s = private_dir(journal_dir(lock_path)); !s)
-    return Error{s.error().err, "cannot keep the undo journal: " + s.error().message,
-                 s.error().path, s.error().hint};
-  if (auto s = inst.log_.keep_journal(top_level_journal(lock_path, getpid())); !s) return s.error();
+  // Twice at most: a reset-tracing may remove the directory once empty.
+  for (int attempt = 0;; ++attempt) {
+    if (auto s = private_dir(journal_dir(lock_path)); !s)
+      return Error{s.error().err, "cannot keep the undo journal: " + s.error().message,
+                   s.error().path, s.error().hint};
+    auto s = inst.log_.keep_journal(top_level_journal(lock_path, getpid()));
+    if (s) break;
+    if (s.error().err != ENOENT || attempt == 1) return s.error();
+  }
   inst.exit_slot_ = add_exit_write(tracing_dir + "/tracing_on", "0");
   // What other users left in the buffer is not ours to read.
   if (auto s = inst.log_.write("trace", ""); !s) return s.error();

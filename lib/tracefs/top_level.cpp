@@ -114,7 +114,12 @@ Result<std::string> remove_lock(const std::string& tracing_dir, bool force,
     return Error::from_errno("cannot remove the ftrace lock", lock_path);
   // What a killed tracekit holder changed at the top level (a live one
   // undoes its own).
-  if (!live && lf.holder) replay_journal(top_level_journal(lock_path, lf.holder), tracing_dir);
+  if (!live && lf.holder) {
+    replay_journal(top_level_journal(lock_path, lf.holder), tracing_dir);
+    // Its directory too, when no other journal is left there (a run
+    // starting meanwhile makes it again: Instance::top_level).
+    ::rmdir(journal_dir(lock_path).c_str());
+  }
   return lock_path + " (" + (lf.holder ? "PID " + std::to_string(lf.holder) : std::string("no PID")) +
          (live ? ", alive" : ", gone") + ")";
 }

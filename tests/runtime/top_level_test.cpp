@@ -3,12 +3,14 @@
 // run (naming the script's PID), and a top-level-only option the guard
 // changed is restored when it is released.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 
 #include "harness.hpp"
 #include "tracefs/top_level.hpp"
@@ -99,6 +101,48 @@ TEST_F(TopLevelRuntime, ToolWithoutInstancesTracesAtTheTopLevel) {
   EXPECT_EQ(slurp(*dir + "/buffer_size_kb"), size_before);
   EXPECT_EQ(slurp(*dir + "/tracing_on"), on_before);
   EXPECT_FALSE(std::filesystem::exists(tracefs::kFtraceLock));
+}
+
+// A top-level run killed with SIGKILL cannot undo what it changed: its
+// journal (root's, in /run/tracekit, never beside the lock in /var/tmp)
+// lets reset-tracing do it, and then nothing of it is left.
+TEST_F(TopLevelRuntime, AKilledTopLevelRunIsUndoneFromItsJournal) {
+  auto dir = tracefs::tracing_dir();
+  ASSERT_TRUE(dir) << dir.error().str();
+  ASSERT_FALSE(std::filesystem::exists(tracefs::kFtraceLock)) << "a perf-tools run is going on";
+  const std::string enable = *dir + "/events/syscalls/sys_enter_getppid/enable";
+  ASSERT_EQ(slurp(enable), "0\n") << "someone traces getppid at the top level";
+  const std::string on_before = slurp(*dir + "/tracing_on");
+
+  std::optional<ForcedFeatures> forced;
+  forced.emplace("-instances");
+  Running t({tool_path("tpoint"), "syscalls:sys_enter_getppid"});
+  forced.reset();
+  ASSERT_TRUE(t.wait_for_stdout("Ctrl-C to end.\n", 20)) << "no header";
+  const std::string journal = tracefs::top_level_journal(tracefs::kFtraceLock, t.pid());
+  EXPECT_EQ(journal, "/run/tracekit/top-level." + std::to_string(t.pid()));
+  struct stat st {};
+  ASSERT_EQ(lstat(journal.c_str(), &st), 0) << journal;
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  EXPECT_EQ(st.st_uid, 0u);
+  ASSERT_EQ(lstat(tracefs::kJournalDir, &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  EXPECT_EQ(slurp(enable), "1\n");
+  t.signal(SIGKILL);
+  t.finish(10);
+
+  auto r = run({tool_path("reset-tracing")}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("removed ftrace lock /var/tmp/.ftrace-lock (PID " + std::to_string(t.pid()) +
+                       ", gone)"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(slurp(enable), "0\n");
+  EXPECT_EQ(slurp(*dir + "/tracing_on"), on_before);
+  EXPECT_FALSE(std::filesystem::exists(tracefs::kFtraceLock));
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  EXPECT_FALSE(std::filesystem::exists(tracefs::kJournalDir));
 }
 
 }  // namespace
