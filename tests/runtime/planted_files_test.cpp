@@ -229,5 +229,42 @@ TEST_F(PlantedFilesRuntime, ThePlantedLockNeitherHangsNorIsFollowed) {
   }
 }
 
+// A JIT's /tmp/perf-PID.map names the code it made; /tmp is anyone's, so a
+// user can plant one for a root process before it exists or after it is
+// gone: a FIFO (which blocked the symbolizer's open for good), a link to
+// /dev/zero (one endless line, read into memory), or a file of their own
+// naming root's code as they please. None is read now: the frame stays
+// [unknown], and the run ends on time.
+TEST_F(PlantedFilesRuntime, APlantedPerfMapIsNotRead) {
+  Workload w("nofp", {"0", "jit"});
+  const std::string map = "/tmp/perf-" + w.pid_str() + ".map";
+  std::string line;
+  for (int i = 0; i < 100 && line.empty(); ++i) {
+    line = slurp(map);
+    if (line.empty()) usleep(20000);
+  }
+  ASSERT_NE(line.find(" nofp_jit_loop"), std::string::npos) << line;
+  const std::string forged = line.substr(0, line.find(" nofp_jit_loop")) + " pwned_by_nobody\n";
+  struct Plant {
+    const char* what;
+    std::vector<std::string> argv;
+  };
+  const std::vector<Plant> plants = {
+      {"a FIFO", {"/usr/bin/mkfifo", map}},
+      {"a link to /dev/zero", {"/bin/ln", "-s", "/dev/zero", map}},
+      {"a file of nobody's", {"/bin/sh", "-c", "printf '" + forged + "' > " + map}},
+  };
+  for (const auto& p : plants) {
+    SCOPED_TRACE(p.what);
+    unlink(map.c_str());
+    ASSERT_TRUE(as_nobody(p.argv));
+    auto r = root_run({tool_path("profile"), "-U", "-F", "199", "-f", "-p", w.pid_str(), "1"});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(r.out.find("pwned_by_nobody"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("nofp;"), std::string::npos) << "no samples of the workload\n" << r.out;
+  }
+  unlink(map.c_str());
+}
+
 }  // namespace
 }  // namespace tracekit::testing
