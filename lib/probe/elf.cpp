@@ -24,6 +24,7 @@
 #include "probe/spec.hpp"
 #include "symbols/segments.hpp"
 #include "util/fd.hpp"
+#include "util/safe_file.hpp"
 
 namespace tracekit::probe {
 
@@ -40,9 +41,10 @@ Result<ElfFunctions> elf_symbols(const std::string& path) {
   static const bool versioned = elf_version(EV_CURRENT) != EV_NONE;
   if (!versioned) return Error{0, "libelf is unusable", path, "elf_version failed"};
 
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return Error::from_errno("cannot open", path);
-  std::unique_ptr<Elf, ElfEnd> elf(elf_begin(fd.get(), ELF_C_READ_MMAP, nullptr));
+  // Never blocks on a FIFO or device put at the path (util/safe_file.hpp).
+  auto fd = open_regular_followed(path);
+  if (!fd && fd.error().err != EINVAL) return Error{fd.error().err, "cannot open", path, {}};
+  std::unique_ptr<Elf, ElfEnd> elf(fd ? elf_begin(fd->get(), ELF_C_READ_MMAP, nullptr) : nullptr);
   if (!elf || elf_kind(elf.get()) != ELF_K_ELF)
     return Error{0, "not an ELF file", path, "give an executable or a shared library"};
 
@@ -107,10 +109,10 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path) {
 
 bool entry_sets_frame(const std::string& path, uint64_t offset) {
   static constexpr uint8_t kPushRbp = 0x55, kEndbr64[4] = {0xf3, 0x0f, 0x1e, 0xfa};
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid()) return false;
+  auto fd = open_regular_followed(path);
+  if (!fd) return false;
   uint8_t insn[4] = {};
-  ssize_t n = pread(fd.get(), insn, sizeof insn, static_cast<off_t>(offset));
+  ssize_t n = pread(fd->get(), insn, sizeof insn, static_cast<off_t>(offset));
   return (n >= 1 && insn[0] == kPushRbp) ||
          (n == sizeof insn && std::memcmp(insn, kEndbr64, sizeof insn) == 0);
 }

@@ -25,6 +25,7 @@
 
 #include "probe/sources.hpp"
 #include "probe/spec.hpp"
+#include "util/safe_file.hpp"
 #include "util/strings.hpp"
 
 extern char** environ;
@@ -91,13 +92,11 @@ std::string ldconfig_output() {
 }
 
 bool is_elf(const std::string& path) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
+  auto fd = open_regular_followed(path);  // never blocks on a FIFO
+  if (!fd) return false;
   static constexpr char kMagic[4] = {0x7f, 'E', 'L', 'F'};
   char magic[4];
-  bool ok = read(fd, magic, 4) == 4 && std::memcmp(magic, kMagic, 4) == 0;
-  close(fd);
-  return ok;
+  return read(fd->get(), magic, 4) == 4 && std::memcmp(magic, kMagic, 4) == 0;
 }
 
 bool is_regular(const std::string& path) {

@@ -214,10 +214,12 @@ const char* file_kind(mode_t mode) {
   return "an unknown kind of file";
 }
 
-Result<Fd> open_regular(const std::string& path, struct stat* st) {
-  Fd fd(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+namespace {
+
+Result<Fd> open_regular_with(const std::string& path, struct stat* st, int nofollow) {
+  Fd fd(::open(path.c_str(), O_RDONLY | nofollow | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
   if (!fd.valid()) {
-    if (errno == ELOOP) return Error{ELOOP, "refusing to read a symlink", path, {}};
+    if (errno == ELOOP && nofollow) return Error{ELOOP, "refusing to read a symlink", path, {}};
     return Error::from_errno("cannot open", path);
   }
   struct stat s {};
@@ -226,6 +228,16 @@ Result<Fd> open_regular(const std::string& path, struct stat* st) {
     return Error{EINVAL, std::string("refusing to read ") + file_kind(s.st_mode), path, {}};
   if (st) *st = s;
   return fd;
+}
+
+}  // namespace
+
+Result<Fd> open_regular(const std::string& path, struct stat* st) {
+  return open_regular_with(path, st, O_NOFOLLOW);
+}
+
+Result<Fd> open_regular_followed(const std::string& path, struct stat* st) {
+  return open_regular_with(path, st, 0);
 }
 
 Result<std::string> read_at_most(int fd, size_t max, bool* truncated) {

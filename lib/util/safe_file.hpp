@@ -37,6 +37,10 @@ namespace tracekit {
 // a symlink, EINVAL for anything else that is not a regular file (the
 // message names what it is), or the open's errno.
 Result<Fd> open_regular(const std::string& path, struct stat* st = nullptr);
+// The same, but following symlinks: for a path root named itself (a uprobe
+// target, a library found on the library path), where only the file it
+// leads to must be regular.
+Result<Fd> open_regular_followed(const std::string& path, struct stat* st = nullptr);
 
 // Reads fd from its current offset, at most max bytes (more is left unread;
 // *truncated says whether there was more).

@@ -135,6 +135,22 @@ TEST_F(SafeFileTest, PrivateDirIsMadeOrChecked) {
   EXPECT_EQ(linked.error().message, "not a directory but a symlink");
 }
 
+// For paths root names itself (a uprobe's binary): links are followed, but
+// what they lead to must be a regular file, and a FIFO is not waited on.
+TEST_F(SafeFileTest, OpenRegularFollowedFollowsLinksToFilesOnly) {
+  put(at("lib.so"), "\x7f" "ELF");
+  fs::create_symlink(at("lib.so"), at("lib.so.1"));
+  auto ok = open_regular_followed(at("lib.so.1"));
+  ASSERT_TRUE(ok) << ok.error().str();
+  ASSERT_EQ(mkfifo(at("fifo").c_str(), 0644), 0);
+  fs::create_symlink(at("fifo"), at("to_fifo"));
+  auto t0 = std::chrono::steady_clock::now();
+  auto fifo = open_regular_followed(at("to_fifo"));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(1));
+  ASSERT_FALSE(fifo);
+  EXPECT_EQ(fifo.error().message, "refusing to read a FIFO");
+}
+
 std::string written(OutputWriter& w, const std::string& text) {
   w.stream() << text;
   auto s = w.commit();
