@@ -32,8 +32,11 @@ bool ends_with(std::string_view s, std::string_view suffix) {
 
 // Why a -o file cannot be written, as the tools say it: the message
 // (unless it only says "cannot open"), errno's text and the hint.
-std::string why_not(const Error& e) {
+// A directory on the way that is missing is named ("/tmp/x: No such file
+// or directory").
+std::string why_not(const Error& e, const std::string& path) {
   std::string why = e.message == "cannot open" ? "" : e.message;
+  if (why.empty() && !e.path.empty() && e.path != path) why = e.path;
   if (e.err) why += (why.empty() ? "" : ": ") + std::string(std::strerror(e.err));
   if (!e.hint.empty()) why += " (" + e.hint + ")";
   return why;
@@ -158,7 +161,7 @@ std::optional<int> OutputArgs::resolve(const cli::Command& cmd, int argc, char**
                              ".folded .txt): add --format");
     // Not a usage error: the command line is right, the file system says no.
     if (auto ok = OutputWriter::check(path); !ok) {
-      std::cerr << cmd.name() << ": cannot write '" << path << "': " << why_not(ok.error()) << "\n";
+      std::cerr << cmd.name() << ": cannot write '" << path << "': " << why_not(ok.error(), path) << "\n";
       return cli::kExitFailure;
     }
     out->files.push_back({path, *f});
@@ -240,7 +243,7 @@ bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ost
       return {};
     }();
     if (!done) {
-      err << r.tool << ": cannot write " << file.path << ": " << why_not(done.error()) << "\n";
+      err << r.tool << ": cannot write " << file.path << ": " << why_not(done.error(), file.path) << "\n";
       cli::note_output_file_failed();
       ok = false;
       continue;

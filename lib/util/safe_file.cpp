@@ -68,6 +68,8 @@ struct Walked {
 Result<Walked> walk(const std::string& path) {
   if (path.empty()) return Error{ENOENT, "empty file name", path, {}};
   Walked w;
+  // The path walked so far, as text, for errors ("/tmp/nodir").
+  std::string walked = path[0] == '/' ? "/" : "";
   w.dir = open_dir(AT_FDCWD, path[0] == '/' ? "/" : ".");
   if (!w.dir.valid()) return Error::from_errno("cannot open", path);
   std::deque<std::string> rest;
@@ -85,12 +87,14 @@ Result<Walked> walk(const std::string& path) {
       return w;
     }
     struct stat st {};
+    const std::string here =
+        walked.empty() ? name : walked + (walked.back() == '/' ? "" : "/") + name;
     if (fstatat(w.dir.get(), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT && last) {
         w.name = name;
         return w;
       }
-      return Error::from_errno("cannot open", path);
+      return Error::from_errno("cannot open", here);
     }
     if (S_ISLNK(st.st_mode)) {
       struct stat dir {};
@@ -110,6 +114,7 @@ Result<Walked> walk(const std::string& path) {
       if (t[0] == '/') {
         w.dir = open_dir(AT_FDCWD, "/");
         if (!w.dir.valid()) return Error::from_errno("cannot open", path);
+        walked = "/";
       }
       push_components(rest, t);
       if (rest.empty()) return Error{EISDIR, "not a file", path, {}};
@@ -119,10 +124,11 @@ Result<Walked> walk(const std::string& path) {
       w.name = name;
       return w;
     }
-    if (!S_ISDIR(st.st_mode)) return Error{ENOTDIR, "cannot open", path, {}};
+    if (!S_ISDIR(st.st_mode)) return Error{ENOTDIR, "cannot open", here, {}};
     Fd next = open_dir(w.dir.get(), name.c_str());
-    if (!next.valid()) return Error::from_errno("cannot open", path);
+    if (!next.valid()) return Error::from_errno("cannot open", here);
     w.dir = std::move(next);
+    walked = here;
   }
   return Error{EISDIR, "not a file", path, {}};
 }
