@@ -784,7 +784,7 @@ std::string terminal_controls(const std::string& text) {
                     (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
     if ((b < 0x20 && b != '\n') || b == 0x7f || c1) {
       const size_t from = i > 60 ? i - 60 : 0;
-      return "control byte 0x" + std::to_string(b) + " (decimal) at " + std::to_string(i) +
+      return "control byte " + std::to_string(b) + " (decimal) at " + std::to_string(i) +
              ": " + text.substr(from, 120);
     }
   }
