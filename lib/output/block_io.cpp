@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <string>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output {
 
 namespace {
@@ -46,7 +48,8 @@ void io_line(std::ostream& out, const IoLine& l, bool start, bool end) {
     std::snprintf(buf, sizeof buf, "%-15s ", seconds(l.end_ns).c_str());
     out << buf;
   }
-  std::string comm(l.comm.substr(0, 12)), type(l.type), dev(l.dev);
+  // A process's name is anyone's: control characters print as '?'.
+  std::string comm = printable(l.comm.substr(0, 12)), type(l.type), dev(l.dev);
   const double ms = l.end_ns >= l.start_ns ? (l.end_ns - l.start_ns) / 1e6 : 0.0;
   std::snprintf(buf, sizeof buf, "%-12.12s %-6d %-4s %-8s %-12" PRIu64 " %-6" PRIu64 " %8.2f\n",
                 comm.c_str(), l.pid, type.c_str(), dev.c_str(), l.sector, l.bytes, ms);

@@ -140,7 +140,8 @@ std::string_view EventText::comm(int pid) {
   if (last_comm_ && pid == last_pid_) return *last_comm_;
   auto it = comms_.find(pid);
   if (it == comms_.end())
-    it = comms_.emplace(pid, comm_of_ ? comm_of_(pid) : std::string(kUnknownComm)).first;
+    it = comms_.emplace(pid, comm_of_ ? printable(comm_of_(pid)) : std::string(kUnknownComm))
+             .first;
   last_pid_ = pid;
   last_comm_ = &it->second;  // a node's: stays where it is as the table grows
   return *last_comm_;
@@ -267,7 +268,12 @@ void EventText::info(std::string& out, const ftrace::Event& e) {
   } else {
     tep_print_event(tep_, s, &rec, "%s: %s", TEP_PRINT_NAME, TEP_PRINT_INFO);
   }
-  out.append(s->buffer, s->len);
+  // The print fmt's output as the kernel's trace file shows it, but for
+  // control characters: a string field (a file name, a comm, a probe's
+  // fetched string) may hold a newline or ESC, which would forge a line or
+  // reach the terminal. No print fmt of an event that can be enabled has a
+  // control character of its own (only ftrace's internal events have tabs).
+  append_printable(out, std::string_view(s->buffer, s->len));
   if (!f.probe || (probes_ == ProbeAddresses::kKernel && !ksyms_) ||
       probes_ == ProbeAddresses::kAsFormatted)
     return;
@@ -369,7 +375,7 @@ void EventText::print_kernel_stack(std::string& out, const ftrace::Event& e,
     out += " => ";
     auto r = ksyms_ ? ksyms_->lookup(e.stack[i], i > 0) : std::nullopt;
     if (r) {
-      out += r->name;
+      append_printable(out, r->name);
       if (!r->module.empty()) {
         out += " [";
         out += r->module;
@@ -395,7 +401,7 @@ void EventText::print_user_stack(std::string& out, const ftrace::Event& e,
     char addr[32];
     std::snprintf(addr, sizeof addr, "<%016llx>", static_cast<unsigned long long>(e.user_stack[i]));
     out += " => ";
-    if (r) out += r->name;
+    if (r) append_printable(out, r->name);  // from the process's ELF files: anyone's
     out += ' ';
     out += addr;
     out += '\n';
@@ -403,13 +409,26 @@ void EventText::print_user_stack(std::string& out, const ftrace::Event& e,
 }
 
 std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text) {
+  // The kernel prints "%d %s\n" per task, the comm raw: a comm holding a
+  // newline (prctl(PR_SET_NAME) takes any byte but NUL) goes on over the
+  // next line. A line that is not "PID COMM" continues the comm before it
+  // when the two still fit in a comm (TASK_COMM_LEN - 1 bytes); other lines
+  // are dropped.
+  constexpr size_t kMaxComm = 15;
   std::unordered_map<int, std::string> m;
+  std::string* last = nullptr;
   for (auto line : split(text, '\n')) {
     auto sp = line.find(' ');
-    if (sp == std::string_view::npos) continue;
-    auto pid = parse_int<int>(line.substr(0, sp));
-    if (!pid) continue;
-    m[*pid] = std::string(line.substr(sp + 1));
+    auto pid = sp == std::string_view::npos ? std::nullopt : parse_int<int>(line.substr(0, sp));
+    if (pid) {
+      last = &m[*pid];
+      *last = std::string(line.substr(sp + 1));
+    } else if (last && !line.empty() && last->size() + 1 + line.size() <= kMaxComm) {
+      *last += '\n';
+      *last += line;
+    } else {
+      last = nullptr;
+    }
   }
   return m;
 }

@@ -142,7 +142,8 @@ std::string user_probe_ip(std::string text);
 inline constexpr std::string_view kUnknownComm = "<...>";
 
 // The pid -> comm table of a tracing directory's saved_cmdlines text
-// ("1234 bash" lines). Pure.
+// ("1234 bash" lines; a comm with a newline goes on over the next line).
+// Pure.
 std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text);
 
 }  // namespace tracekit::output

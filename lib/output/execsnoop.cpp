@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "output/snoop.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::output {
 
@@ -17,7 +18,10 @@ void exec_event(std::ostream& out, const ExecEvent& e, bool timestamps) {
   char buf[64];
   if (timestamps) snoop_time(out, e.ts_ns);
   std::snprintf(buf, sizeof buf, "%6d %6d ", e.pid, e.ppid);
-  out << buf << e.args << "\n";
+  // Arguments are anyone's: control characters in cat -v's caret form, as
+  // perf-tools' execsnoop (which pipes the trace through cat -v) shows
+  // them, and newlines too, which would forge a line.
+  out << buf << printable(e.args, ControlForm::kCaret) << "\n";
 }
 
 }  // namespace tracekit::output

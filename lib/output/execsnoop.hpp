@@ -4,6 +4,9 @@
 //
 //   TIMEs               PID   PPID ARGS
 //   4345768.332626    25640  25639 ls -l /etc
+//
+// Control characters in the arguments print in cat -v's caret notation
+// ("^[" for ESC, "^J" for a newline: printable(), util/strings.hpp).
 #pragma once
 
 #include <cstdint>

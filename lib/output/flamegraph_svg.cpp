@@ -18,6 +18,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output::svg {
 
 extern const char kScript[];  // flamegraph_script.cpp
@@ -36,29 +38,22 @@ double Geometry::frame_y(int depth) const {
 }
 
 NameText name_text(std::string_view raw) {
+  // XML 1.0's Char: tab, newline, CR, U+0020-U+D7FF, U+E000-U+FFFD,
+  // U+10000-U+10FFFF. utf8_char() rules out surrogates and ill-formed
+  // bytes; what is left to rule out is the C0 controls (tab, newline and CR
+  // too: a name is one line), DEL (allowed, but a control) and U+FFFE,
+  // U+FFFF, which a strict parser (a browser's) rejects.
   NameText t;
   t.clean.reserve(raw.size());
   size_t i = 0;
   while (i < raw.size()) {
-    auto c = static_cast<unsigned char>(raw[i]);
-    size_t len = c < 0x80 ? 1 : (c >> 5) == 6 ? 2 : (c >> 4) == 14 ? 3 : (c >> 3) == 30 ? 4 : 0;
-    bool ok = len > 0 && i + len <= raw.size();
-    for (size_t k = 1; ok && k < len; ++k) ok = (static_cast<unsigned char>(raw[i + k]) >> 6) == 2;
-    if (ok && len == 2) ok = c >= 0xc2;  // no overlong forms
-    if (ok && len == 3) {
-      auto c1 = static_cast<unsigned char>(raw[i + 1]);
-      ok = !(c == 0xe0 && c1 < 0xa0) && !(c == 0xed && c1 >= 0xa0);  // overlong, surrogates
-    }
-    if (ok && len == 4) {
-      auto c1 = static_cast<unsigned char>(raw[i + 1]);
-      ok = c <= 0xf4 && !(c == 0xf0 && c1 < 0x90) && !(c == 0xf4 && c1 >= 0x90);
-    }
-    if (!ok || (len == 1 && (c < 0x20 || c == 0x7f))) {
+    Utf8Char u = utf8_char(raw.substr(i));
+    if (!u.valid || u.code < 0x20 || u.code == 0x7f || u.code == 0xfffe || u.code == 0xffff) {
       t.clean += '?';
-      i += 1;
+      i += u.valid ? u.size : 1;  // what follows a broken sequence may start a good one
     } else {
-      t.clean.append(raw.substr(i, len));
-      i += len;
+      t.clean.append(raw.substr(i, u.size));
+      i += u.size;
     }
     ++t.chars;
   }

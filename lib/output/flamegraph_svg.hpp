@@ -33,8 +33,9 @@ struct Geometry {
   bool inverted = false;
 };
 
-// A name as the SVG shows it: control characters and bytes that are not
-// UTF-8 become '?' (the document must be well-formed XML), and its length in
+// A name as the SVG shows it: control characters, bytes that are not UTF-8
+// and the code points XML forbids (U+FFFE, U+FFFF) become '?' (the document
+// must be well-formed XML, or a browser shows an error page), and its length in
 // characters, to cut labels at character boundaries.
 struct NameText {
   std::string clean;

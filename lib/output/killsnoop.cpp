@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <string>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output {
 
 namespace {
@@ -33,7 +35,8 @@ void kill_header(std::ostream& out, bool timestamps) {
 
 void kill_event(std::ostream& out, const KillEvent& e, bool timestamps) {
   if (timestamps) time_column(out, e.ts_ns);
-  std::string comm(e.comm.substr(0, 16)), signal(e.signal);
+  // The sender's name is anyone's: control characters print as '?'.
+  std::string comm = printable(e.comm.substr(0, 16)), signal(e.signal);
   char buf[128];
   std::snprintf(buf, sizeof buf, "%-16.16s %-6d %-8d %-10s %-4" PRId64 "\n", comm.c_str(), e.pid,
                 e.tpid, signal.c_str(), e.ret);

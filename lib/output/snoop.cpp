@@ -3,6 +3,8 @@
 #include <cinttypes>
 #include <cstdio>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output {
 
 void snoop_header(std::ostream& out, bool verbose) {
@@ -21,7 +23,7 @@ void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offs
   int n = std::snprintf(prefix, sizeof prefix, "%" PRIu64 ".%09" PRIu64, sec, nsec);
   std::string time(prefix, static_cast<size_t>(n));
   if (verbose) {
-    std::string comm(e.comm.substr(0, 12));
+    std::string comm = printable(e.comm.substr(0, 12));
     std::snprintf(prefix, sizeof prefix, "%-18s %-12s %-6d %-3d ", time.c_str(), comm.c_str(),
                   e.pid, e.cpu);
   } else {
@@ -66,10 +68,19 @@ void open_header(std::ostream& out, bool timestamps) {
 void open_event(std::ostream& out, const OpenEvent& e, bool timestamps) {
   char buf[96];
   if (timestamps) snoop_time(out, e.ts_ns);
-  std::string comm(e.comm.substr(0, 16));
-  std::snprintf(buf, sizeof buf, "%-16.16s %-6d %4" PRId64 " ", comm.c_str(), e.pid,
-                e.fd < 0 ? int64_t{-1} : e.fd);
-  out << buf << e.file << "\n";
+  // Names are anyone's: control characters print as '?' (printable()), so
+  // that a newline in a file name cannot forge a line, nor ESC reach the
+  // terminal.
+  std::string comm = printable(e.comm.substr(0, 16));
+  // The descriptor as perf-tools prints it: the kernel's "sys_openat ->
+  // 0x3" as it is, and -1 for any failure.
+  char fd[24];
+  if (e.fd < 0)
+    std::snprintf(fd, sizeof fd, "-1");
+  else
+    std::snprintf(fd, sizeof fd, "0x%" PRIx64, static_cast<uint64_t>(e.fd));
+  std::snprintf(buf, sizeof buf, "%-16.16s %-6d %4s ", comm.c_str(), e.pid, fd);
+  out << buf << printable(e.file) << "\n";
 }
 
 }  // namespace tracekit::output

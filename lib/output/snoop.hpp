@@ -32,11 +32,12 @@ void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offs
 
 // opensnoop's lines, as perf-tools' opensnoop prints them: the task name
 // (16 characters at most), its PID (the thread's, common_pid), the file
-// descriptor (-1 for a failed open) and the file name; with timestamps, the
-// event's time in seconds first ("TIMEs"):
+// descriptor in hex as the kernel's trace shows it (-1 for a failed open)
+// and the file name, control characters in names as '?'; with timestamps,
+// the event's time in seconds first ("TIMEs"):
 //
 //   TIMEs            COMM             PID      FD FILE
-//   4345768.332626   cat              25640     3 /etc/ld.so.cache
+//   4345768.332626   cat              25640   0x3 /etc/ld.so.cache
 struct OpenEvent {
   uint64_t ts_ns = 0;
   std::string_view comm;

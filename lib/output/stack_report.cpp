@@ -9,8 +9,9 @@
 // Names come from the kernel and from ELF files and may hold any byte; comm
 // can be set to anything with prctl(PR_SET_NAME). Two rules keep the line
 // structure intact:
-//   - everywhere: control characters (newline, tab, ...) print as '?', so one
-//     frame is always one line;
+//   - everywhere: control characters (newline, tab, ESC, C1 controls, ...)
+//     print as '?' (printable(), util/strings.hpp), so one frame is always
+//     one line and no name reaches the terminal as an escape sequence;
 //   - folded only: ';' prints as ':', since ';' separates frames. Spaces are
 //     kept, as stackcollapse-perf.pl keeps them (C++ names like
 //     "f(int, char)"): flamegraph.pl takes the count after the LAST space, so
@@ -23,25 +24,11 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output {
 
 namespace {
-
-// Appends s with its control characters as '?'.
-void append_printable(std::string& out, std::string_view s) {
-  size_t at = out.size();
-  out.append(s);
-  for (size_t i = at; i < out.size(); ++i) {
-    auto u = static_cast<unsigned char>(out[i]);
-    if (u < 0x20 || u == 0x7f) out[i] = '?';
-  }
-}
-
-std::string printable(std::string_view s) {
-  std::string out;
-  append_printable(out, s);
-  return out;
-}
 
 bool both_present(const Record& r) {
   return r.kernel.state == StackState::kPresent && r.user.state == StackState::kPresent;
@@ -135,15 +122,11 @@ namespace {
 // pieces that text is made of (comm, pid, stack states, frame texts), and
 // only records whose hashes agree are compared, piece by piece.
 
-// A byte as printable() prints it.
-unsigned char shown(char c) {
-  auto u = static_cast<unsigned char>(c);
-  return u < 0x20 || u == 0x7f ? static_cast<unsigned char>('?') : u;
-}
-
-// FNV-1a over the bytes as printed.
+// FNV-1a over the bytes as printed (printable()).
 uint64_t hash_text(uint64_t h, std::string_view s) {
-  for (char c : s) h = (h ^ shown(c)) * 0x100000001b3ULL;
+  std::string shown;
+  if (!is_printable(s)) s = shown = printable(s);
+  for (char c : s) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
   return h;
 }
 uint64_t hash_word(uint64_t h, uint64_t v) {
@@ -177,10 +160,8 @@ uint64_t text_hash(const Record& r, const FrameTable& frames,
 }
 
 bool same_printed(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (shown(a[i]) != shown(b[i])) return false;
-  return true;
+  if (a == b) return true;
+  return !(is_printable(a) && is_printable(b)) && printable(a) == printable(b);
 }
 
 // Whether a and b print the same text under style (their values aside).

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "syscalls/table.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::output {
 
@@ -20,7 +21,8 @@ std::string row_text(const SyscountColumns& c, const SyscountRow& r, bool header
     line += buf;
   }
   if (c.comm) {
-    std::snprintf(buf, sizeof buf, "%-16s ", header ? "COMM" : r.comm.c_str());
+    // A process's name is anyone's: control characters print as '?'.
+    std::snprintf(buf, sizeof buf, "%-16s ", header ? "COMM" : printable(r.comm).c_str());
     line += buf;
   }
   if (c.syscall) {

@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "util/strings.hpp"
+
 namespace tracekit::output {
 
 void retransmit_header(std::ostream& out) {
@@ -19,7 +21,7 @@ void retransmit_line(std::ostream& out, const RetransmitLine& l) {
                 local.c_str(), l.loss_probe ? 'L' : 'R', remote.c_str(), state.c_str());
   out << buf;
   if (l.stack)
-    for (const auto& frame : *l.stack) out << " => " << frame << "\n";
+    for (const auto& frame : *l.stack) out << " => " << printable(frame) << "\n";
 }
 
 }  // namespace tracekit::output

@@ -6,7 +6,6 @@
 
 #include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -25,6 +24,7 @@
 #include "tracefs/tracing_dir.hpp"
 #include "util/child.hpp"
 #include "util/proc.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::syscount {
 
@@ -155,11 +155,14 @@ class RingEngine : public session::Engine {
   }
 
   // The name of pid when first seen: /proc while it lives, else the
-  // kernel's saved_cmdlines.
+  // kernel's saved_cmdlines. The whole name: one renamed with
+  // prctl(PR_SET_NAME) may hold newlines (the kernel adds one at the end).
   std::string comm_of(int pid) {
-    std::ifstream f("/proc/" + std::to_string(pid) + "/comm");
-    std::string name;
-    if (f && std::getline(f, name) && !name.empty()) return name;
+    if (auto c = read_file("/proc/" + std::to_string(pid) + "/comm")) {
+      std::string name = std::move(*c);
+      if (!name.empty() && name.back() == '\n') name.pop_back();
+      if (!name.empty()) return name;
+    }
     return comms_(pid);
   }
 

@@ -88,4 +88,113 @@ Result<std::string> read_file(const std::string& path) {
   return text;
 }
 
+Utf8Char utf8_char(std::string_view s) {
+  const auto b = static_cast<uint8_t>(s[0]);
+  if (b < 0x80) return {1, b, true};
+  // The sequence's length and the range its second byte must fall in.
+  size_t length = 0;
+  uint8_t low = 0x80, high = 0xbf;
+  char32_t code = 0;
+  if (b >= 0xc2 && b <= 0xdf) {
+    length = 2, code = b & 0x1f;
+  } else if (b >= 0xe0 && b <= 0xef) {
+    length = 3, code = b & 0x0f;
+    if (b == 0xe0) low = 0xa0;   // no overlong 3-byte forms
+    if (b == 0xed) high = 0x9f;  // no surrogates
+  } else if (b >= 0xf0 && b <= 0xf4) {
+    length = 4, code = b & 0x07;
+    if (b == 0xf0) low = 0x90;   // no overlong 4-byte forms
+    if (b == 0xf4) high = 0x8f;  // nothing above U+10FFFF
+  } else {
+    return {1, 0, false};  // 0x80-0xc1 (continuation, overlong 2-byte), 0xf5-0xff
+  }
+  size_t n = 1;
+  for (; n < length && n < s.size(); ++n) {
+    const auto c = static_cast<uint8_t>(s[n]);
+    if (c < (n == 1 ? low : 0x80) || c > (n == 1 ? high : 0xbf)) break;
+    code = code << 6 | (c & 0x3f);
+  }
+  if (n < length) return {n, 0, false};
+  return {length, code, true};
+}
+
+namespace {
+
+bool is_c0(uint8_t b) { return b < 0x20 || b == 0x7f; }
+bool is_c1(char32_t c) { return c >= 0x80 && c <= 0x9f; }
+
+void append_control(std::string& out, char32_t c, ControlForm form) {
+  if (form == ControlForm::kQuestionMark) {
+    out += '?';
+    return;
+  }
+  if (c >= 0x80) {
+    out += "M-";
+    c -= 0x80;
+  }
+  out += '^';
+  out += c == 0x7f ? '?' : static_cast<char>(c + 0x40);
+}
+
+}  // namespace
+
+bool is_printable(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<uint8_t>(s[i]);
+    if (b < 0x80) {
+      if (is_c0(b)) return false;
+      ++i;
+      continue;
+    }
+    Utf8Char u = utf8_char(s.substr(i));
+    if (u.valid ? is_c1(u.code) : b <= 0x9f) return false;
+    i += u.valid ? u.size : 1;
+  }
+  return true;
+}
+
+void append_printable(std::string& out, std::string_view s, ControlForm form) {
+  // Most text is printable ASCII: copied in one append.
+  if (is_printable(s)) {
+    out += s;
+    return;
+  }
+  out.reserve(out.size() + s.size());
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto b = static_cast<uint8_t>(s[i]);
+    if (b < 0x80) {
+      if (is_c0(b))
+        append_control(out, b, form);
+      else
+        out += static_cast<char>(b);
+      ++i;
+      continue;
+    }
+    Utf8Char u = utf8_char(s.substr(i));
+    if (u.valid) {
+      if (is_c1(u.code))
+        append_control(out, u.code, form);
+      else
+        out.append(s.substr(i, u.size));
+      i += u.size;
+    } else {
+      // One byte at a time: what follows a broken sequence may start a
+      // good one.
+      if (b <= 0x9f)
+        append_control(out, b, form);
+      else
+        out += static_cast<char>(b);
+      ++i;
+    }
+  }
+}
+
+std::string printable(std::string_view s, ControlForm form) {
+  std::string out;
+  append_printable(out, s, form);
+  return out;
+}
+
 }  // namespace tracekit

@@ -1,5 +1,6 @@
 // Small text helpers shared by every concern: number parsing that rejects
-// junk (std::from_chars, whole string), splitting, whole-file reads.
+// junk (std::from_chars, whole string), splitting, whole-file reads, UTF-8
+// decoding, and text made safe for a terminal.
 #pragma once
 
 #include <charconv>
@@ -53,5 +54,44 @@ std::optional<std::vector<int>> parse_cpu_list(std::string_view s);
 // The whole content of a (usually /proc or /sys) file. Error carries errno
 // and the path.
 Result<std::string> read_file(const std::string& path);
+
+// One UTF-8 character at the start of s (s not empty), by Unicode's table
+// 3-7: no overlong forms, no surrogates, nothing above U+10FFFF. Valid: size
+// is the sequence's length and code its code point. Not valid: size is the
+// length of the maximal subpart (the bytes read before the one that broke
+// it, at least 1), which a decoder replaces with one U+FFFD. A byte below
+// 0x80 is a valid character of size 1.
+struct Utf8Char {
+  size_t size = 1;
+  char32_t code = 0;
+  bool valid = false;
+};
+Utf8Char utf8_char(std::string_view s);
+
+// How printable() shows a control character.
+enum class ControlForm {
+  // '?', one per character (bcc's tools, the stack tools' reports).
+  kQuestionMark,
+  // cat -v's caret notation, which perf-tools' execsnoop pipes the trace
+  // through: "^[" for ESC, "^J" for a newline, "^?" for DEL, "M-^[" for the
+  // C1 control U+009B. Unlike cat -v, newlines and tabs are escaped too (a
+  // newline would start a forged line), and other bytes at or above 0x80
+  // print as they are.
+  kCaret,
+};
+
+// Appends s to out with every control character escaped, so that the text
+// holds no escape sequence a terminal would act on and no line break: the
+// C0 controls (0x00-0x1f, tab and newline too), DEL, and the C1 controls
+// (U+0080-U+009F: as two-byte UTF-8, or as a lone byte outside any UTF-8
+// sequence, which 8-bit terminals take as C1). Every other byte is kept:
+// UTF-8 names print as they are, and so do ill-formed bytes at or above
+// 0xa0, which a UTF-8 terminal shows as a replacement glyph. Text of
+// printable ASCII is copied unchanged.
+void append_printable(std::string& out, std::string_view s,
+                      ControlForm form = ControlForm::kQuestionMark);
+std::string printable(std::string_view s, ControlForm form = ControlForm::kQuestionMark);
+// Whether printable(s) is s.
+bool is_printable(std::string_view s);
 
 }  // namespace tracekit

@@ -353,5 +353,27 @@ TEST_F(ExecsnoopRuntime, FeaturesNamesThePath) {
       << r.out;
 }
 
+// Arguments and a file name holding newlines and escape sequences
+// (tests/workloads/hostile.c): the child's one line shows them in cat -v's
+// caret form, as perf-tools' execsnoop does; no control byte reaches the
+// terminal, and the newline forges no "666 1 /usr/sbin/sshd" line.
+TEST_F(ExecsnoopRuntime, ControlCharactersCannotForgeLines) {
+  auto h = run_against_hostile({tool_path("execsnoop")}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  const std::string args = "/tmp/tracekit-hostile." + std::to_string(h.pid) +
+                           "^Jsshd child x^J   666      1 /usr/sbin/sshd ^[[2J ^[]0;t^G";
+  long found = 0;
+  for (const auto& l : lines_of(h.r.out)) {
+    EXPECT_NE(l.rfind("   666 ", 0), 0u) << "a forged line: " << l;
+    if (l.find(args) != std::string::npos) {
+      ++found;
+      EXPECT_EQ(l.substr(l.size() - args.size()), args) << l;
+    }
+  }
+  EXPECT_EQ(found, 1) << h.r.out.substr(0, 3000);
+}
+
 }  // namespace
 }  // namespace tracekit::testing

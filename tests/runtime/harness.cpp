@@ -760,4 +760,35 @@ std::set<std::string> uprobe_events_of(pid_t tool) {
   return names;
 }
 
+HostileRun run_against_hostile(std::vector<std::string> argv, const std::string& ready) {
+  HostileRun h;
+  Workload w("hostile");
+  h.pid = w.pid();
+  for (auto& a : argv)
+    if (a == "PID") a = w.pid_str();
+  Running tool(argv);
+  if (!tool.wait_for_stdout(ready, 60)) ADD_FAILURE() << "no " << ready;
+  kill(w.pid(), SIGUSR1);
+  h.done = w.wait_line("done", 60);
+  const std::string live = "Ctrl-C to end.\n";
+  if (ready.size() >= live.size() && ready.compare(ready.size() - live.size(), live.size(), live) == 0)
+    tool.signal(SIGINT);
+  h.r = tool.finish(60);
+  return h;
+}
+
+std::string terminal_controls(const std::string& text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    const bool c1 = b == 0xc2 && i + 1 < text.size() &&
+                    (static_cast<unsigned char>(text[i + 1]) & 0xe0) == 0x80;
+    if ((b < 0x20 && b != '\n') || b == 0x7f || c1) {
+      const size_t from = i > 60 ? i - 60 : 0;
+      return "control byte " + std::to_string(b) + " (decimal) at " + std::to_string(i) +
+             ": " + text.substr(from, 120);
+    }
+  }
+  return "";
+}
+
 }  // namespace tracekit::testing

@@ -196,6 +196,23 @@ class TempDir {
 // text split at newlines (no empty last line for a final newline).
 std::vector<std::string> lines_of(const std::string& text);
 
+// A run of a tool (argv: "PID" replaced by the hostile workload's pid) while
+// tests/workloads/hostile.c puts newlines and escape sequences into its comm,
+// a file name and exec arguments. ready: the tool's stdout text that says it
+// traces; live runs (ready ending in "Ctrl-C to end.\n") are ended by SIGINT
+// once the workload is done, others end by themselves.
+struct HostileRun {
+  RunResult r;
+  pid_t pid = 0;
+  bool done = false;  // the workload did all it does
+};
+HostileRun run_against_hostile(std::vector<std::string> argv, const std::string& ready);
+
+// What in text a terminal would act on: bytes below 0x20 but newline, DEL,
+// and C1 controls as UTF-8 (C2 80-C2 9F); "" when there is none, else where
+// the first one is and the text around it.
+std::string terminal_controls(const std::string& text);
+
 // A test that traces: skips without root, saying so, and fails when tracefs
 // is not after the test as it was before (tracefs_snapshot()).
 class TracingTest : public ::testing::Test {

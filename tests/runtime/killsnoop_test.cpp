@@ -15,6 +15,7 @@
 #include <chrono>
 #include <iostream>
 #include <optional>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -360,6 +361,25 @@ TEST_F(KillsnoopRuntime, SameKillsAsPerfTools) {
       std::cout << "ours:   " << l << "\n";
       break;
     }
+}
+
+// A sender renamed with prctl(PR_SET_NAME) to a name holding ESC and a
+// newline (tests/workloads/hostile.c): each of its three kill(self, 0) calls
+// is one line, the name's control characters as '?'.
+TEST_F(KillsnoopRuntime, ControlCharactersInCommsCannotForgeLines) {
+  auto h = run_against_hostile({tool_path("killsnoop")}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  char want[160];
+  std::snprintf(want, sizeof want, "%-16.16s %-6d %-8d %-10s %-4d", "ev?[2J?il", h.pid, h.pid,
+                "0", 0);
+  long found = 0;
+  for (const auto& l : lines_of(h.r.out)) {
+    EXPECT_NE(l.rfind("il ", 0), 0u) << "a forged line: " << l;
+    if (l == want) ++found;
+  }
+  EXPECT_EQ(found, 3) << h.r.out.substr(0, 3000);
 }
 
 }  // namespace

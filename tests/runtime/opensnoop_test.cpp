@@ -3,7 +3,8 @@
 // library (open() and openat() in turn), each returning the same descriptor,
 // then /tmp/tracekit-opens.PID.missing kFailed times (ENOENT). The truth:
 // exactly that many lines for each path, with COMM "opens", its PID, the
-// descriptor it printed, and -1 for the failures. This kernel has neither
+// descriptor it printed (in hex, "0x3", as perf-tools prints it), and -1
+// for the failures. This kernel has neither
 // kprobes nor eprobes: the file names come from uprobes on libc's
 // wrappers, which the tool says on stderr (the kprobe path is tested in
 // tests/vm/opensnoop.sh).
@@ -16,6 +17,7 @@
 #include <optional>
 #include <regex>
 #include <set>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -50,7 +52,10 @@ std::vector<Row> rows_of(const std::string& out, bool timestamps = false) {
     Row r;
     std::string time;
     if (timestamps) in >> time;
-    in >> r.comm >> r.pid >> r.fd;
+    // The descriptor as perf-tools prints it: "0x3", or -1 for a failure.
+    std::string fd;
+    in >> r.comm >> r.pid >> fd;
+    r.fd = fd.rfind("0x", 0) == 0 ? std::stol(fd.substr(2), nullptr, 16) : std::stol(fd);
     std::getline(in >> std::ws, r.file);
     rows.push_back(r);
   }
@@ -323,6 +328,29 @@ TEST_F(OpensnoopRuntime, ClosedStdoutEndsTheRun) {
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(lines_of(r.out).size(), 3u) << r.out;
   EXPECT_LT(secs, 5) << "opensnoop went on after the reader had gone";
+}
+
+// A comm (prctl(PR_SET_NAME)) and a file name holding newlines and ESC
+// (tests/workloads/hostile.c): one line for the open, each control character
+// as '?'; no control byte reaches the terminal and no "/etc/shadow" line is
+// forged.
+TEST_F(OpensnoopRuntime, ControlCharactersCannotForgeLines) {
+  auto h = run_against_hostile({tool_path("opensnoop"), "-p", "PID"}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  char want[160];
+  std::snprintf(want, sizeof want, "%-16.16s %-6d %4s /tmp/tracekit-hostile.%d?/etc/shadow",
+                "ev?[2J?il", h.pid, "0x3", h.pid);
+  long found = 0;
+  for (const auto& l : lines_of(h.r.out)) {
+    EXPECT_NE(l.rfind("/etc/shadow", 0), 0u) << "a forged line: " << l;
+    if (l.find("tracekit-hostile") != std::string::npos) {
+      ++found;
+      EXPECT_EQ(l, want);
+    }
+  }
+  EXPECT_EQ(found, 1) << h.r.out.substr(0, 3000);
 }
 
 }  // namespace

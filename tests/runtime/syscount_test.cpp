@@ -394,5 +394,32 @@ TEST_F(SyscountRuntime, ClosedStdout) {
   EXPECT_EQ(r.out, "Tracing for 1 seconds...\n");
 }
 
+// A process renamed with prctl(PR_SET_NAME) to a name holding ESC and a
+// newline (tests/workloads/hostile.c): its rows show the name with '?' for
+// each control character, one line each.
+TEST_F(SyscountRuntime, ControlCharactersInCommsCannotForgeLines) {
+  auto h = run_against_hostile({tool_path("syscount"), "-cv", "-p", "PID"}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  long getppid = 0;
+  bool table = false;
+  for (const auto& l : lines_of(h.r.out)) {
+    if (l.rfind("PID ", 0) == 0) {
+      table = true;
+      continue;
+    }
+    if (!table || l.empty()) continue;
+    // Every row starts with the workload's PID: none is forged.
+    EXPECT_EQ(l.rfind(std::to_string(h.pid) + " ", 0), 0u) << l;
+    if (l.find(" getppid ") != std::string::npos) {
+      EXPECT_NE(l.find(" ev?[2J?il "), std::string::npos) << l;
+      std::istringstream in(l.substr(l.rfind(' ')));
+      in >> getppid;
+    }
+  }
+  EXPECT_EQ(getppid, 7) << h.r.out;
+}
+
 }  // namespace
 }  // namespace tracekit::testing

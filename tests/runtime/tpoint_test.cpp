@@ -502,5 +502,36 @@ TEST_F(TpointRuntime, TwoRunsAtOnceStayExact) {
   EXPECT_EQ(count_with(rb.out, read_entry()), 307u);
 }
 
+// The comm column and a string field (sched_process_exec's filename) hold
+// what a user chose (tests/workloads/hostile.c): newlines and ESC print as
+// '?', each event one line; ordinary text as the kernel's trace file has it.
+TEST_F(TpointRuntime, ControlCharactersCannotForgeLines) {
+  auto h = run_against_hostile(
+      {tool_path("tpoint"), "-p", "PID", "syscalls:sys_enter_getppid"}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  long calls = 0;
+  const std::string context = "ev?[2J?il-" + std::to_string(h.pid) + " ";
+  for (const auto& l : lines_of(h.r.out)) {
+    if (l.find("sys_getppid()") == std::string::npos) continue;
+    ++calls;
+    EXPECT_EQ(l.rfind("       " + context, 0), 0u) << l;
+  }
+  EXPECT_EQ(calls, 7) << h.r.out.substr(0, 3000);
+
+  auto e = run_against_hostile({tool_path("tpoint"), "sched:sched_process_exec"}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(e.done);
+  ASSERT_EQ(e.r.exit_code, 0) << e.r.err;
+  EXPECT_EQ(terminal_controls(e.r.out), "");
+  const std::string file = "filename=/tmp/tracekit-hostile." + std::to_string(e.pid) + "?sshd pid=";
+  long execs = 0;
+  for (const auto& l : lines_of(e.r.out)) {
+    EXPECT_NE(l.rfind("sshd pid=", 0), 0u) << "a forged line: " << l;
+    if (l.find(file) != std::string::npos) ++execs;
+  }
+  EXPECT_EQ(execs, 1) << e.r.out.substr(0, 3000);
+}
+
 }  // namespace
 }  // namespace tracekit::testing

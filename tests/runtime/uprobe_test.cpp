@@ -343,5 +343,27 @@ TEST_F(UprobeRuntime, BadInputIsRefusedAndLeavesNothing) {
   }
 }
 
+// A fetched string (the file name open() is given) and the comm column hold
+// what a user chose (tests/workloads/hostile.c: a newline and ESC in each):
+// each control character prints as '?', the event is one line.
+TEST_F(UprobeRuntime, ControlCharactersCannotForgeLines) {
+  auto h = run_against_hostile(
+      {tool_path("uprobe"), "-p", "PID", "p:libc:open file=+0(%di):string"}, "Ctrl-C to end.\n");
+  ASSERT_TRUE(h.done);
+  ASSERT_EQ(h.r.exit_code, 0) << h.r.err;
+  EXPECT_EQ(terminal_controls(h.r.out), "");
+  const std::string pid = std::to_string(h.pid);
+  const std::string file = "file=\"/tmp/tracekit-hostile." + pid + "?/etc/shadow\"";
+  long opens = 0;
+  for (const auto& l : lines_of(h.r.out)) {
+    EXPECT_NE(l.rfind("/etc/shadow", 0), 0u) << "a forged line: " << l;
+    if (l.find(file) == std::string::npos) continue;
+    ++opens;
+    EXPECT_EQ(l.rfind("       ev?[2J?il-" + pid + " ", 0), 0u) << l;
+    EXPECT_EQ(l.substr(l.size() - file.size()), file) << l;
+  }
+  EXPECT_EQ(opens, 1) << h.r.out.substr(0, 3000);
+}
+
 }  // namespace
 }  // namespace tracekit::testing

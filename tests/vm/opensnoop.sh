@@ -14,13 +14,14 @@ M=13
 
 # check_opens OUT OK FAILED: OUT has exactly OK rows for the workload's file
 # and FAILED for the missing one, each "opens PID FD FILE" with the
-# workload's pid and descriptor (-1 for the missing file).
+# workload's pid and descriptor, in hex as perf-tools prints it ("0x3"; -1
+# for the missing file).
 check_opens() {
   local out=$1 file=/tmp/tracekit-opens.$WL_PID fd rows good
   fd=$(sed -n 's/^fd //p' "$WL_OUT")
   [ -n "$fd" ] || fail "the workload printed no descriptor: $(cat "$WL_OUT")"
   rows=$(awk -v f="$file" '$NF == f' "$out" | wc -l)
-  good=$(awk -v f="$file" -v p="$WL_PID" -v d="$fd" \
+  good=$(awk -v f="$file" -v p="$WL_PID" -v d="$(printf '0x%x' "$fd")" \
     '$1 == "opens" && $2 == p && $3 == d && $4 == f && NF == 4' "$out" | wc -l)
   [ "$rows" -eq "$2" ] && [ "$good" -eq "$2" ] ||
     { head -n 20 "$out"; fail "$rows rows for $file ($good with opens/$WL_PID/fd $fd), expected $2"; }
@@ -68,7 +69,7 @@ case_kprobe_known_open_without_libc() {
   local got
   # Any COMM: busybox may run cat in a forked shell without exec (a NOEXEC
   # or NOFORK applet), whose name is then the shell's.
-  got=$(awk '$4 >= 0 && $5 == "/tmp/tk_known_open" && NF == 5' /tmp/os.out | wc -l)
+  got=$(awk '$4 ~ /^0x[0-9a-f]+$/ && $5 == "/tmp/tk_known_open" && NF == 5' /tmp/os.out | wc -l)
   [ "$got" -eq 11 ] || { head -n 20 /tmp/os.out; fail "$got opens of /tmp/tk_known_open, expected 11"; }
 }
 

@@ -77,5 +77,18 @@ TEST(ExecsnoopTest, Lines) {
             "6610.526988           5      0 ls [?]\n");
 }
 
+// An argument with a newline would forge a whole line (a fake sshd exec),
+// one with ESC reach the terminal: control characters print in cat -v's
+// caret form, as perf-tools' execsnoop (through cat -v) shows them; UTF-8
+// prints as it is, C1 controls as cat -v shows their byte.
+TEST(ExecsnoopTest, LinesEscapeControlCharacters) {
+  std::ostringstream out;
+  output::exec_event(out, {0, 7, 1, "sh -c x\n   666      1 /usr/sbin/sshd\x1b[2J\t\x7f"}, false);
+  output::exec_event(out, {0, 8, 1, "echo gr\xc3\xbc\xc3\x9f \xc2\x9b" "31m \x9b"}, false);
+  EXPECT_EQ(out.str(),
+            "     7      1 sh -c x^J   666      1 /usr/sbin/sshd^[[2J^I^?\n"
+            "     8      1 echo gr\xc3\xbc\xc3\x9f M-^[31m M-^[\n");
+}
+
 }  // namespace
 }  // namespace tracekit::execsnoop

@@ -148,6 +148,14 @@ TEST(KillsnoopTest, OutputAsPerfTools) {
             "4345768.332626   bash             25640  25712    SIGTERM    0   \n");
 }
 
+// A comm set with prctl(PR_SET_NAME) may hold any byte but NUL: control
+// characters print as '?'.
+TEST(KillsnoopTest, CommControlCharactersEscaped) {
+  std::ostringstream out;
+  output::kill_event(out, {0, "a\nb\x1b[2J", 5, 6, "9", 0}, false);
+  EXPECT_EQ(out.str(), "a?b?[2J          5      6        9          0   \n");
+}
+
 }  // namespace
 }  // namespace tracekit::killsnoop
 

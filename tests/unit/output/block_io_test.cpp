@@ -20,6 +20,14 @@ TEST(IosnoopOutputTest, HeaderAndLineAsPerfTools) {
             "dd           9584   WS   7,0      0            4096       0.04\n");
 }
 
+// A comm set with prctl(PR_SET_NAME) may hold a newline or ESC: '?'.
+TEST(IosnoopOutputTest, CommControlCharactersEscaped) {
+  std::ostringstream out;
+  io_line(out, {6186336190000, 6186336232000, "d\nd\x1b[2J", 9584, "WS", "7,0", 0, 4096}, false,
+          false);
+  EXPECT_EQ(out.str(), "d?d?[2J      9584   WS   7,0      0            4096       0.04\n");
+}
+
 TEST(IosnoopOutputTest, StartAndEndTimesAndLongNames) {
   std::ostringstream out;
   io_header(out, true, true);

@@ -77,6 +77,18 @@ TEST(EventTextTest, SavedCmdlines) {
   EXPECT_EQ(m[4242], "kworker/0:1 x");
 }
 
+// A comm renamed to hold a newline goes on over the next line of
+// saved_cmdlines: the line continues it while the two fit in a comm (15
+// bytes).
+TEST(EventTextTest, SavedCmdlinesWithNewlinesInComms) {
+  auto m = parse_saved_cmdlines("42 ev\x1b[2J\nil\n43 bash\n44 a\nb\nc\n45 long-name-here\nxy\n");
+  EXPECT_EQ(m.size(), 4u);
+  EXPECT_EQ(m[42], "ev\x1b[2J\nil");
+  EXPECT_EQ(m[43], "bash");
+  EXPECT_EQ(m[44], "a\nb\nc");
+  EXPECT_EQ(m[45], "long-name-here");  // "xy" would make it 17 bytes
+}
+
 TEST(EventTextTest, KprobeAddressesAreSymbolizedAsTheKernelDoes) {
   std::istringstream kallsyms(
       "ffffffff81200000 T vfs_read\n"
@@ -103,6 +115,69 @@ TEST(EventTextTest, UprobeAddressesAsTheKernelPrintsThem) {
   EXPECT_EQ(user_probe_ip("wu: (5639eadcc265 <- 5639eadcc2e6) ret=4"),
             "wu: (0x5639eadcc2e6 <- 0x5639eadcc265) ret=4");
   EXPECT_EQ(user_probe_ip("wu: (0x55836c90a265) i=0"), "wu: (0x55836c90a265) i=0");
+}
+
+// A string field (a file name), the comm and a user frame's symbol may hold
+// a newline or ESC: each control character prints as '?', so that one event
+// is one line and nothing reaches the terminal as an escape sequence.
+// Ordinary text prints exactly as the kernel's trace file shows it.
+TEST(EventTextTest, ControlCharactersInStringsAndCommsPrintAsQuestionMarks) {
+  const std::string exec_format =
+      "name: sched_process_exec\n"
+      "ID: 365\n"
+      "format:\n"
+      "\tfield:unsigned short common_type;\toffset:0;\tsize:2;\tsigned:0;\n"
+      "\tfield:unsigned char common_flags;\toffset:2;\tsize:1;\tsigned:0;\n"
+      "\tfield:unsigned char common_preempt_count;\toffset:3;\tsize:1;\tsigned:0;\n"
+      "\tfield:int common_pid;\toffset:4;\tsize:4;\tsigned:1;\n"
+      "\n"
+      "\tfield:__data_loc char[] filename;\toffset:8;\tsize:4;\tsigned:0;\n"
+      "\tfield:pid_t pid;\toffset:12;\tsize:4;\tsigned:1;\n"
+      "\tfield:pid_t old_pid;\toffset:16;\tsize:4;\tsigned:1;\n"
+      "\n"
+      "print fmt: \"filename=%s pid=%d old_pid=%d\", __get_str(filename), REC->pid, "
+      "REC->old_pid\n";
+  auto tep = ftrace::tep_from_formats(testing::fixture("ftrace/header_page"),
+                                      {{"sched", exec_format}});
+  ASSERT_TRUE(tep.ok());
+  auto record = [](std::string_view file) {
+    std::vector<uint8_t> rec(20, 0);
+    const uint16_t type = 365;
+    const int32_t pid = 42, old_pid = 42;
+    const uint32_t loc = static_cast<uint32_t>(file.size() + 1) << 16 | 20;
+    std::memcpy(rec.data(), &type, 2);
+    std::memcpy(rec.data() + 4, &pid, 4);
+    std::memcpy(rec.data() + 8, &loc, 4);
+    std::memcpy(rec.data() + 12, &pid, 4);
+    std::memcpy(rec.data() + 16, &old_pid, 4);
+    rec.insert(rec.end(), file.begin(), file.end());
+    rec.push_back(0);
+    return rec;
+  };
+  auto line = [&](std::string comm, std::string_view file) {
+    std::vector<uint8_t> rec = record(file);
+    ftrace::Event e;
+    e.cpu = 1;
+    e.ts = 512123456789ull;
+    e.pid = 42;
+    e.type = 365;
+    e.data = rec;
+    EventText text(tep->get(), [comm](int) { return comm; }, nullptr, true);
+    std::string out;
+    text.print(out, e);
+    return out;
+  };
+  EXPECT_EQ(line("sh", "/bin/true"),
+            "              sh-42      [001] .....   512.123457: sched_process_exec: "
+            "filename=/bin/true pid=42 old_pid=42\n");
+  EXPECT_EQ(line("e\x1b[2J\n", "/tmp/x\n          sshd-1       [000] .....   1.000000: \x1b]0;"),
+            "          e?[2J?-42      [001] .....   512.123457: sched_process_exec: "
+            "filename=/tmp/x?          sshd-1       [000] .....   1.000000: ?]0; pid=42 "
+            "old_pid=42\n");
+  // UTF-8 as it is; a C1 control (CSI, U+009B) as '?'.
+  EXPECT_EQ(line("caf\xc3\xa9", "/tmp/\xe2\x9c\x93\xc2\x9b" "2J"),
+            "           caf\xc3\xa9-42      [001] .....   512.123457: sched_process_exec: "
+            "filename=/tmp/\xe2\x9c\x93?2J pid=42 old_pid=42\n");
 }
 
 // A user stack entry as the kernel lays out its userstacktrace entry, frames

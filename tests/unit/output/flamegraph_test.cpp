@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -11,6 +16,7 @@
 #include "../report/sample_report.hpp"
 #include "output/flamegraph_svg.hpp"
 #include "output/folded_input.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::output {
 namespace {
@@ -373,6 +379,84 @@ TEST(FlameGraphReport, Escaping) {
     EXPECT_TRUE(text.compare(at, 4, "&lt;") == 0 || text.compare(at, 4, "&gt;") == 0 ||
                 text.compare(at, 5, "&amp;") == 0 || text.compare(at, 6, "&quot;") == 0)
         << text.substr(at, 10);
+}
+
+// Whether every character of text is one XML 1.0 allows (its Char
+// production: tab, newline, CR, U+0020-U+D7FF, U+E000-U+FFFD,
+// U+10000-U+10FFFF, as well-formed UTF-8); the first offending offset in
+// *at.
+bool xml_chars(const std::string& text, size_t* at) {
+  for (size_t i = 0; i < text.size();) {
+    Utf8Char u = utf8_char(std::string_view(text).substr(i));
+    const char32_t c = u.code;
+    if (!u.valid || (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0xfffe ||
+        c == 0xffff) {
+      *at = i;
+      return false;
+    }
+    i += u.size;
+  }
+  return true;
+}
+
+// xmllint's verdict on text (its exit status and messages), when the host
+// has it; nullopt otherwise.
+std::optional<std::pair<int, std::string>> xmllint(const std::string& text) {
+  if (access("/usr/bin/xmllint", X_OK) != 0) return std::nullopt;
+  char path[] = "/tmp/tracekit-svg-test.XXXXXX";
+  int fd = mkstemp(path);
+  if (fd < 0) return std::nullopt;
+  EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  std::string cmd = std::string("/usr/bin/xmllint --noout ") + path + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  std::string said;
+  char buf[512];
+  while (p && fgets(buf, sizeof buf, p)) said += buf;
+  int status = p ? pclose(p) : -1;
+  unlink(path);
+  return std::make_pair(WIFEXITED(status) ? WEXITSTATUS(status) : -1, said);
+}
+
+// Names and titles with code points XML forbids (U+FFFE, U+FFFF, C0
+// controls, a lone surrogate as UTF-8, ill-formed UTF-8), as a comm renamed
+// with prctl(PR_SET_NAME) or a --title can hold: the SVG stays well-formed
+// (a browser shows an error page for a document that is not), each such
+// character drawn as '?'.
+TEST(FlameGraphReport, ForbiddenCodePointsAreReplaced) {
+  report::Report r = report::testing::sample_report();
+  r.command = "profile \xef\xbf\xbe\xef\xbf\xbf -o x.svg";
+  r.host = "h\x01\x1b[2J";
+  r.records[0].comm = "\xef\xbf\xbf\xef\xbf\xbe" "evil\x02";
+  r.records[3].comm = "\xed\xa0\x80\xff\xc0\xaf" "x";
+  output::Record odd = r.records[5];
+  odd.comm = "c\xef\xbf\xbe";
+  odd.kernel = r.frames.stack({{0xffffffff81600000, "f\xef\xbf\xbf\x0b\xed\xbf\xbf", 0, 2}});
+  r.records.push_back(odd);
+  std::ostringstream out;
+  write_flamegraph(out, r);
+  const std::string svg = out.str();
+  size_t at = 0;
+  EXPECT_TRUE(xml_chars(svg, &at)) << "at " << at << ": " << svg.substr(at > 40 ? at - 40 : 0, 80);
+  EXPECT_NE(svg.find(">profile ?? -o x.svg on h??[2J</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>??evil? ("), std::string::npos);
+  EXPECT_NE(svg.find("<title>??????x ("), std::string::npos);
+  EXPECT_NE(svg.find("<title>f????? ("), std::string::npos);
+  if (auto verdict = xmllint(svg)) {
+    EXPECT_EQ(verdict->first, 0) << verdict->second;
+  }
+
+  // The same names through folded input and --title / --subtitle.
+  FlameOptions o;
+  o.title = "t\xef\xbf\xbf";
+  o.subtitle = "s\xef\xbf\xbe\x01";
+  std::string plain = render(graph_of({"a\xef\xbf\xbe;b\xef\xbf\xbf 3"}), o);
+  EXPECT_TRUE(xml_chars(plain, &at)) << "at " << at;
+  EXPECT_NE(plain.find(">t?</text>"), std::string::npos);
+  EXPECT_NE(plain.find(">s?" "?</text>"), std::string::npos);
+  if (auto verdict = xmllint(plain)) {
+    EXPECT_EQ(verdict->first, 0) << verdict->second;
+  }
 }
 
 TEST(FlameGraphReport, OffCpuTime) {

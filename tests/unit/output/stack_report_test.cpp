@@ -466,6 +466,18 @@ TEST(OutputMergeTest, WhatPrintsTheSameMergesAndNothingElse) {
   EXPECT_EQ(apart.size(), 3u);
 }
 
+// C1 controls (CSI as UTF-8, or as a lone byte) print as '?' too, and
+// names that print the same merge, whatever their length in bytes.
+TEST(OutputMergeTest, C1ControlsPrintAsQuestionMarksAndMerge) {
+  std::vector<Record> rs{rec("a", 0x10, "f\xc2\x9bx", 1), rec("a", 0x20, "f\x9bx", 2),
+                         rec("a", 0x30, "f?x", 4), rec("a", 0x40, "f\xc3\xa9x", 8)};
+  merge_same_text(rs, table(), Style{});
+  ASSERT_EQ(rs.size(), 2u);
+  EXPECT_EQ(rs[0].value, 7u);  // "f?x" three times
+  EXPECT_EQ(rs[1].value, 8u);  // UTF-8 as it is
+  EXPECT_EQ(multiline({rs[0]}, Style{}).substr(0, 8), "    f?x\n");
+}
+
 TEST(OutputMergeTest, StatesAreNotMixedUp) {
   Record missed = rec("a", 0, "", 1);
   missed.user = {StackState::kMissed};

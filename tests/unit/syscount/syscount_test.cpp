@@ -34,6 +34,13 @@ TEST(SyscountTable, ByProcessNameAscendingZerosLeftOut) {
       "find                61039\n");
 }
 
+// A comm set with prctl(PR_SET_NAME) may hold newlines and ESC: '?'.
+TEST(SyscountTable, CommControlCharactersEscaped) {
+  EXPECT_EQ(table(false, false, {{0, "x\n1 sshd\x1b[2J", "", 3}}),
+            "COMM                COUNT\n"
+            "x?1 sshd?[2J            3\n");
+}
+
 TEST(SyscountTable, WithPid) {
   EXPECT_EQ(table(false, true, {{42, "bash", "", 7}, {1234567, "a-very-long-comm-", "", 12}}),
             "PID    COMM                COUNT\n"

@@ -341,5 +341,18 @@ TEST(TcpretransTest, WayPerKernel) {
       << e.error().message;
 }
 
+// Stack frames' names print with control characters as '?': one frame, one
+// line.
+TEST(TcpretransTest, StackFramesEscaped) {
+  const std::vector<std::string> stack{"tcp_retransmit_skb", "odd\nname\x1b[2J"};
+  std::ostringstream out;
+  output::retransmit_line(out, {"12:00:00", 0, false, "10.0.0.1:22", "10.0.0.2:5555",
+                                "ESTABLISHED", &stack});
+  EXPECT_EQ(out.str(),
+            "12:00:00 0      10.0.0.1:22          R> 10.0.0.2:5555        ESTABLISHED \n"
+            " => tcp_retransmit_skb\n"
+            " => odd?name?[2J\n");
+}
+
 }  // namespace
 }  // namespace tracekit::tcpretrans

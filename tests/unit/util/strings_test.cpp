@@ -153,5 +153,60 @@ TEST(UtilReadFileTest, MissingFileCarriesErrnoAndPath) {
   EXPECT_EQ(r.error().path, "/nonexistent/tracekit/file");
 }
 
+TEST(UtilUtf8Test, Characters) {
+  auto u = utf8_char("a");
+  EXPECT_TRUE(u.valid);
+  EXPECT_EQ(u.size, 1u);
+  EXPECT_EQ(u.code, U'a');
+  u = utf8_char("\xc3\xa9x");
+  EXPECT_TRUE(u.valid);
+  EXPECT_EQ(u.size, 2u);
+  EXPECT_EQ(u.code, U'\u00e9');
+  u = utf8_char("\xef\xbf\xbf");
+  EXPECT_TRUE(u.valid);
+  EXPECT_EQ(u.code, 0xffffu);
+  u = utf8_char("\xf0\x9f\x94\xa5");
+  EXPECT_TRUE(u.valid);
+  EXPECT_EQ(u.size, 4u);
+  EXPECT_EQ(u.code, 0x1f525u);
+  // Not valid: the maximal subpart's length.
+  EXPECT_FALSE(utf8_char("\x80").valid);
+  EXPECT_EQ(utf8_char("\xc0\xaf").size, 1u);     // overlong
+  EXPECT_EQ(utf8_char("\xed\xa0\x80").size, 1u);  // a surrogate
+  EXPECT_EQ(utf8_char("\xe2\x82").size, 2u);      // cut short
+  EXPECT_FALSE(utf8_char("\xe2\x82").valid);
+  EXPECT_EQ(utf8_char("\xf4\x90\x80\x80").size, 1u);  // above U+10FFFF
+  EXPECT_EQ(utf8_char("\xff").size, 1u);
+}
+
+// Control characters (C0, DEL, C1 as UTF-8 or as a lone byte) are escaped;
+// everything else is kept.
+TEST(UtilPrintableTest, QuestionMarks) {
+  EXPECT_EQ(printable("plain text, ~ and all"), "plain text, ~ and all");
+  EXPECT_TRUE(is_printable("plain"));
+  EXPECT_EQ(printable(std::string_view("a\0b\tc\nd\re\x1b[2Jf\x7f", 15)), "a?b?c?d?e?[2Jf?");
+  EXPECT_EQ(printable("caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\xa5"), "caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x94\xa5");
+  EXPECT_TRUE(is_printable("caf\xc3\xa9"));
+  EXPECT_EQ(printable("\xc2\x9b" "31m\xc2\x85"), "?31m?");  // CSI, NEL as UTF-8
+  EXPECT_EQ(printable("\x9b" "31m"), "?31m");                // CSI as one byte
+  EXPECT_EQ(printable("\xc2\xa0"), "\xc2\xa0");              // U+00A0 is not C1
+  EXPECT_EQ(printable("latin1 caf\xe9"), "latin1 caf\xe9");  // ill-formed but not C1
+  EXPECT_EQ(printable("\xe2\x9b"), "\xe2?");  // a broken sequence: its C1 byte alone
+  EXPECT_FALSE(is_printable("\x9b"));
+  EXPECT_FALSE(is_printable("\n"));
+  std::string out = "kept ";
+  append_printable(out, "x\ny");
+  EXPECT_EQ(out, "kept x?y");
+}
+
+// cat -v's notation: ^[ for ESC, ^? for DEL, M-^[ for CSI; newline and tab
+// too.
+TEST(UtilPrintableTest, Caret) {
+  EXPECT_EQ(printable(std::string_view("a\0b\tc\nd\x1b[2Je\x7f\x1f", 14), ControlForm::kCaret),
+            "a^@b^Ic^Jd^[[2Je^?^_");
+  EXPECT_EQ(printable("\xc2\x9b" "1m\x9b\xc3\xa9", ControlForm::kCaret), "M-^[1mM-^[\xc3\xa9");
+  EXPECT_EQ(printable("ls -l /etc", ControlForm::kCaret), "ls -l /etc");
+}
+
 }  // namespace
 }  // namespace tracekit
