@@ -159,6 +159,25 @@ TEST_F(NewUserRuntime, StrippedBinarySaysItIsStripped) {
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_EQ(p.err, "0 functions matched by \"" + plain + ":no_such_function_xyz\". Exiting.\n");
 
+  // uprobe (issue 38, item 16) said "No such file or directory", as if the
+  // file were missing; now the same words as stackcount's.
+  auto us = run_tool(tool("uprobe", {"-d", "1", "p:" + stripped + ":main"}), 30);
+  EXPECT_EQ(us.exit_code, 1);
+  EXPECT_EQ(us.err, "uprobe: no function main in " + stripped +
+                        " has no symbol table (.symtab): it is stripped, so only its dynamic "
+                        "symbols (.dynsym) could be matched (probe an unstripped build of it, "
+                        "or give an address: p:" + stripped + ":0xADDR)\n");
+  auto ub = run_tool(tool("uprobe", {"-d", "1", "p:" + bare + ":main"}), 30);
+  EXPECT_EQ(ub.exit_code, 1);
+  EXPECT_EQ(ub.err, "uprobe: no function main in " + bare +
+                        " has no symbol table (neither .symtab nor .dynsym): it is stripped, so "
+                        "no function can be found by name (probe an unstripped build of it, or "
+                        "give an address: p:" + bare + ":0xADDR)\n");
+  auto up = run_tool(tool("uprobe", {"-d", "1", "p:" + plain + ":no_such_function_xyz"}), 30);
+  EXPECT_EQ(up.exit_code, 1);
+  EXPECT_EQ(up.err, "uprobe: no function no_such_function_xyz in " + plain +
+                        " (list them with uprobe -l " + plain + ")\n");
+
   for (const std::string& f : {plain, stripped, bare}) unlink(f.c_str());
   rmdir(dir.c_str());
 }
