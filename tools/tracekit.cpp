@@ -4,6 +4,7 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
 #include "tools.hpp"
@@ -59,6 +60,9 @@ const Entry* find(std::string_view name) {
 // reported and fails the run, whichever tool wrote it.
 int run(const Entry& e, int argc, char** argv) {
   tracekit::cli::StdoutGuard out(e.name);
+  // A stdout closed at start ("profile 3 >&-"): said at once, exit 1, not
+  // after a run whose report has nowhere to go.
+  if (tracekit::cli::output_failed()) return out.finish(tracekit::cli::kExitFailure);
   return out.finish(e.main(argc, argv));
 }
 
@@ -82,6 +86,10 @@ int list(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything opens a file: a closed 0, 1 or 2 would be the number of
+  // the first one opened (a perf event became stdout, and the report was
+  // written into it).
+  if (!tracekit::cli::fill_closed_std_fds()) return tracekit::cli::kExitFailure;
   // First of all: a stop signal that came before the handlers were in place
   // would kill a tool halfway through its set-up (leftovers in tracefs), or,
   // where the parent ignores SIGINT (a background job of a shell), be lost
