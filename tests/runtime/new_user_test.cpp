@@ -182,6 +182,23 @@ TEST_F(NewUserRuntime, StrippedBinarySaysItIsStripped) {
   rmdir(dir.c_str());
 }
 
+// Issue 38: bcc's profile --cgroupmap and --mntnsmap take a pinned BPF map;
+// they were refused as unknown options. Now the reason is said, exit 2.
+TEST_F(NewUserRuntime, ProfileRefusesBpfMapOptionsWithTheReason) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--cgroupmap", "/sys/fs/bpf/test01", "1"},
+        {"--mntnsmap=/sys/fs/bpf/mnt_ns_set", "1"},
+        {"-f", "--mntnsmap", "/sys/fs/bpf/mnt_ns_set", "1"}}) {
+    const std::string opt = args[0] == "-f" ? "--mntnsmap" : args[0].substr(0, args[0].find('='));
+    auto r = run_tool(tool("profile", args), 30);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(first_line(r.err), "profile: " + opt +
+                                     " takes a pinned BPF map (bcc's); tracekit uses no BPF: "
+                                     "choose the processes with -p PID or the threads with -L TID");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
 // Row 15: without root, stackcount c:malloc said tracefs had no events
 // directory ("is tracefs mounted there?"), offcputime that sched_switch did
 // not exist. Every tool now names the permission problem.
