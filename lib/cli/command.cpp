@@ -270,7 +270,7 @@ struct Command::Impl {
     try {
       parsed = po::command_line_parser(argc, argv).options(desc).style(style).run().options;
     } catch (const po::unknown_option& e) {
-      throw UsageError{"unrecognised option '" + unknown_name(e.get_option_name()) + "'"};
+      throw UsageError{"unrecognised option '" + elide(unknown_name(e.get_option_name())) + "'"};
     } catch (const po::invalid_command_line_syntax& e) {
       throw UsageError{syntax_message(e)};
     } catch (const po::error& e) {
@@ -293,10 +293,10 @@ struct Command::Impl {
       if (opt.position_key >= 0 || opt.string_key.empty()) {
         const std::string& text = opt.value.empty() ? std::string() : opt.value.front();
         if (next_positional >= positionals.size())
-          throw UsageError{"unexpected argument '" + text + "'"};
+          throw UsageError{"unexpected argument '" + elide(text) + "'"};
         const PositionalSpec& p = positionals[next_positional++];
         auto write = stage(p.target, text);
-        if (!write) throw UsageError{"invalid value '" + text + "' for " + p.name};
+        if (!write) throw UsageError{"invalid value '" + elide(text) + "' for " + p.name};
         writes.push_back(std::move(*write));
         seen.insert(p.name);
         continue;
@@ -305,10 +305,10 @@ struct Command::Impl {
       const OptionSpec* o = opt.string_key.size() == 2 && opt.string_key[0] == '-'
                                 ? find_short(opt.string_key[1])
                                 : find_by_key(opt.string_key);
-      if (!o) throw UsageError{"unrecognised option '" + opt.string_key + "'"};
+      if (!o) throw UsageError{"unrecognised option '" + elide(opt.string_key) + "'"};
       const std::string& text = opt.value.empty() ? std::string() : opt.value.front();
       auto write = stage(o->target, text);
-      if (!write) throw UsageError{"invalid value '" + text + "' for " + o->display()};
+      if (!write) throw UsageError{"invalid value '" + elide(text) + "' for " + o->display()};
       writes.push_back(std::move(*write));  // a repeated option: the last one wins
       seen.insert(o->key());
     }

@@ -199,6 +199,39 @@ TEST_F(NewUserRuntime, ProfileRefusesBpfMapOptionsWithTheReason) {
   }
 }
 
+// Issue 38, item 19: a 100 KB tpoint filter the kernel refused was echoed
+// whole in the error; "tpoint -l '['" (a glob fnmatch cannot take) listed
+// nothing and exited 0, as did a glob that matches nothing.
+TEST_F(NewUserRuntime, TpointEchoesLittleOfLongInputAndSaysWhatAGlobDid) {
+  const std::string filter = "common_pid == " + std::string(100000, '1');
+  auto f = run_tool(tool("tpoint", {"-d", "1", "sched:sched_switch", filter}), 30);
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_EQ(f.err.rfind("tpoint: cannot write \"common_pid == " + std::string(50, '1') + "...\": ",
+                        0),
+            0u)
+      << f.err.substr(0, 300);
+  EXPECT_LT(f.err.size(), 500u);
+  auto t = run_tool(tool("tpoint", {std::string(100000, 'x')}), 30);
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_EQ(first_line(t.err),
+            "tpoint: tracepoint '" + std::string(64, 'x') + "...' is not category:event");
+
+  for (const char* glob : {"[", "sched:sched_switc[h", "[]", "a\\"}) {
+    auto r = run_tool(tool("tpoint", {"-l", glob}), 30);
+    EXPECT_EQ(r.exit_code, 2) << glob;
+    EXPECT_EQ(first_line(r.err).rfind("tpoint: invalid glob '" + std::string(glob) + "': ", 0), 0u)
+        << r.err;
+    EXPECT_EQ(r.out, "") << glob;
+  }
+  auto none = run_tool(tool("tpoint", {"-l", "zzz_no_such_*"}), 30);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err, "tpoint: no tracepoint matches 'zzz_no_such_*' (list them all with tpoint -l)\n");
+  EXPECT_EQ(none.out, "");
+  auto one = run_tool(tool("tpoint", {"-l", "sched:sched_switc[h]"}), 30);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "sched:sched_switch\n");
+}
+
 // Row 15: without root, stackcount c:malloc said tracefs had no events
 // directory ("is tracefs mounted there?"), offcputime that sched_switch did
 // not exist. Every tool now names the permission problem.

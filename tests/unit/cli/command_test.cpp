@@ -204,6 +204,13 @@ TEST(CliCommandTest, RejectsBadCommandLines) {
       {{"--folded=1"}, "profile: option -f/--folded takes no value"},
       {{"five"}, "profile: invalid value 'five' for duration"},
       {{"5", "6"}, "profile: unexpected argument '6'"},
+      // What the user typed is echoed up to 64 bytes, then "...".
+      {{"-F", std::string(100000, '9')},
+       "profile: invalid value '" + std::string(64, '9') + "...' for -F/--frequency"},
+      {{"5", std::string(100000, 'x')},
+       "profile: unexpected argument '" + std::string(64, 'x') + "...'"},
+      {{"--" + std::string(100000, 'y')},
+       "profile: unrecognised option '--" + std::string(62, 'y') + "...'"},
   };
   for (const auto& c : cases) {
     ProfileOptions o;
