@@ -7,6 +7,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
+#include "cli/version.hpp"
 #include "tools.hpp"
 
 namespace {
@@ -105,6 +106,11 @@ int main(int argc, char** argv) {
   if (sub == "-h" || sub == "--help") {
     tracekit::cli::StdoutGuard out("tracekit");
     return out.finish(list(std::cout));
+  }
+  if (sub == "--version") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    std::cout << tracekit::cli::version_line("tracekit") << "\n";
+    return out.finish(tracekit::cli::kExitOk);
   }
   if (const Entry* e = find(sub)) return run(*e, argc - 1, argv + 1);
   for (const auto& c : kCommands)

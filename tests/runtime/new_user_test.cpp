@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -230,6 +231,38 @@ TEST_F(NewUserRuntime, TpointEchoesLittleOfLongInputAndSaysWhatAGlobDid) {
   auto one = run_tool(tool("tpoint", {"-l", "sched:sched_switc[h]"}), 30);
   EXPECT_EQ(one.exit_code, 0) << one.err;
   EXPECT_EQ(one.out, "sched:sched_switch\n");
+}
+
+// Issue 38, item 18: "tracekit --version" and "profile --version" were usage
+// errors. Every tool, command and the multi-call binary print one line: the
+// version and the commit the binary was built from (40 hex digits, or
+// "unknown" without git).
+TEST_F(NewUserRuntime, EveryToolPrintsItsVersion) {
+  const std::string tail = R"(tracekit [0-9]+(\.[0-9]+)*, commit ([0-9a-f]{40}|unknown))";
+  std::vector<std::vector<std::string>> argvs = {{tool_path("tracekit"), "--version"},
+                                                 {tool_path("tracekit"), "features", "--version"},
+                                                 {tool_path("tracekit"), "flamegraph", "--version"}};
+  for (const char* t : {"profile", "offcputime", "stackcount", "stacksnoop", "tpoint", "kprobe",
+                        "uprobe", "opensnoop", "execsnoop", "syscount", "tcpretrans", "iosnoop",
+                        "iolatency", "killsnoop", "funccount", "bitesize", "cachestat",
+                        "functrace", "funcgraph", "funcslower", "reset-tracing"})
+    argvs.push_back({tool_path(t), "--version"});
+  std::string first;
+  for (const auto& argv : argvs) {
+    auto r = run_tool(argv, 30);
+    EXPECT_EQ(r.exit_code, 0) << argv[0] << ": " << r.err;
+    EXPECT_EQ(r.err, "") << argv[0];
+    std::string name = argv[0].substr(argv[0].rfind('/') + 1);
+    if (argv.size() == 3) name += " " + argv[1];
+    const std::string want = name == "tracekit" ? "^" + tail + "\n$"
+                                                 : "^" + name + " \\(" + tail + "\\)\n$";
+    EXPECT_TRUE(std::regex_match(r.out, std::regex(want))) << r.out;
+    // One binary: the same line everywhere.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(tail))) << r.out;
+    if (first.empty()) first = m.str();
+    EXPECT_EQ(m.str(), first) << r.out;
+  }
 }
 
 // Row 15: without root, stackcount c:malloc said tracefs had no events
