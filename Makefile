@@ -70,6 +70,10 @@ LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS) $(VERSION_OBJ)
 CMD_SRCS     := tools/features.cpp tools/flamegraph.cpp
 TOOL_SRCS    := $(filter-out tools/tracekit.cpp $(CMD_SRCS),$(wildcard tools/*.cpp))
 TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
+# Other names of tools, links as theirs (tools/tracekit.cpp maps each):
+# perf-tools' reset-ftrace is reset-tracing.
+TOOL_ALIASES := reset-ftrace
+TOOLS        += $(TOOL_ALIASES)
 TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o) $(CMD_SRCS:%.cpp=$(BUILD)/obj/%.o)
 UNIT_SRCS    := $(shell find tests/unit -name '*.cpp' 2>/dev/null | sort)
 UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)

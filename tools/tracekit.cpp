@@ -40,6 +40,8 @@ constexpr Entry kTools[] = {
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
     {"funcslower", tracekit::tools::funcslower_main, "show kernel function calls slower than a threshold"},
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
+    // perf-tools' name, which users type (a link of its own: see the Makefile).
+    {"reset-ftrace", tracekit::tools::reset_tracing_main, "reset-tracing, by perf-tools' name"},
 };
 
 // Commands of the multi-call binary itself ("tracekit features"), with no
