@@ -327,5 +327,44 @@ TEST_F(NonRootRuntime, ProfileNamesPerfEventParanoid) {
       << r.err;
 }
 
+// Issue 38, item 17: tracekit features run as nobody said kernel features
+// were missing where it could not read tracefs, and that profile works (it
+// fails: perf_event_paranoid). Now the features read from tracefs are "?"
+// (not probed), and what needs root says so.
+TEST_F(NonRootRuntime, FeaturesSaysWhatNeedsRootAndWhatWasNotProbed) {
+  int paranoid = 2;
+  std::ifstream("/proc/sys/kernel/perf_event_paranoid") >> paranoid;
+  auto r = as_nobody({tool_path("tracekit"), "features"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto row = [&](const std::string& start) {
+    for (const auto& l : lines_of(r.out))
+      if (l.rfind(start, 0) == 0) return l;
+    return std::string();
+  };
+  for (const char* f : {"kprobes ", "uprobes ", "instances ", "event_tracing ", "eprobes "})
+    EXPECT_EQ(row(f).substr(22, 4), "?   ") << row(f);
+  EXPECT_EQ(row("tracefs ").substr(22, 4), "yes ");
+  EXPECT_EQ(row("perf_events ").substr(22, 4), "yes ");
+  if (paranoid > -1) {
+    EXPECT_EQ(row("profile        - "),
+              "profile        -                                no: needs root (or "
+              "kernel.perf_event_paranoid -1; it is " +
+                  std::to_string(paranoid) + ")");
+  }
+  EXPECT_EQ(row("uprobe         - "),
+            "uprobe         -                                no: needs root (tracefs)");
+  EXPECT_EQ(row("reset-tracing  - "),
+            "reset-tracing  -                                no: needs root (tracefs)");
+  EXPECT_EQ(lines_of(r.out).back(),
+            "Not root: the features marked ? are read from tracefs, which only root can read, "
+            "and were not probed. Run tracekit features as root to see them.");
+  auto j = as_nobody({tool_path("tracekit"), "features", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_TRUE(contains(j.out, "{\"name\": \"kprobes\", \"state\": \"unprobed\"")) << j.out;
+  EXPECT_TRUE(contains(j.out, "{\"tool\": \"uprobe\", \"option\": \"\", \"works\": false, "
+                              "\"needs\": \"root (tracefs)\""))
+      << j.out;
+}
+
 }  // namespace
 }  // namespace tracekit::testing
