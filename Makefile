@@ -51,7 +51,18 @@ PROTO_SRCS   := $(shell find lib -name '*.proto' 2>/dev/null | sort)
 PROTO_CCS    := $(PROTO_SRCS:lib/%.proto=$(BUILD)/gen/%.pb.cc)
 PROTO_HDRS   := $(PROTO_CCS:.cc=.h)
 PROTO_OBJS   := $(PROTO_CCS:$(BUILD)/gen/%.cc=$(BUILD)/obj/gen/%.o)
-LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS)
+# The version and the commit (--version, lib/cli/version.hpp): build/gen/
+# version.cc, compiled into build/libtracekit.a. make checks them on every
+# run (FORCE) but rewrites the file only when they changed, so a new commit
+# recompiles that one file and relinks. The commit is HEAD's when this
+# directory is the top of a git work tree (a clone, a worktree), else
+# "unknown" (a tarball; also one unpacked inside another repository).
+TRACEKIT_VERSION := 0.1
+GIT_COMMIT   := $(shell test "$$(git rev-parse --show-toplevel 2>/dev/null)" = "$(CURDIR)" && \
+                  git rev-parse --verify -q HEAD 2>/dev/null || echo unknown)
+VERSION_CC   := $(BUILD)/gen/version.cc
+VERSION_OBJ  := $(BUILD)/obj/gen/version.o
+LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS) $(VERSION_OBJ)
 # Kept between builds (make would delete them as intermediates).
 .SECONDARY: $(PROTO_CCS) $(PROTO_HDRS)
 # tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
@@ -59,6 +70,10 @@ LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS)
 CMD_SRCS     := tools/features.cpp tools/flamegraph.cpp
 TOOL_SRCS    := $(filter-out tools/tracekit.cpp $(CMD_SRCS),$(wildcard tools/*.cpp))
 TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
+# Other names of tools, links as theirs (tools/tracekit.cpp maps each):
+# perf-tools' reset-ftrace is reset-tracing.
+TOOL_ALIASES := reset-ftrace
+TOOLS        += $(TOOL_ALIASES)
 TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o) $(CMD_SRCS:%.cpp=$(BUILD)/obj/%.o)
 UNIT_SRCS    := $(shell find tests/unit -name '*.cpp' 2>/dev/null | sort)
 UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
@@ -104,6 +119,18 @@ $(BUILD)/gen/%.pb.cc $(BUILD)/gen/%.pb.h: lib/%.proto | deps
 	@mkdir -p $(BUILD)/gen
 	@$(if $(Q),echo "  PROTOC  $<")
 	$(Q)protoc -Ilib --cpp_out=$(BUILD)/gen $<
+
+$(VERSION_CC): FORCE
+	@mkdir -p $(@D)
+	$(Q)printf '%s\n' '// Written by make (see the Makefile): the version and the commit.' \
+		'namespace tracekit::cli {' \
+		'extern const char kVersion[] = "$(TRACEKIT_VERSION)";' \
+		'extern const char kCommit[] = "$(GIT_COMMIT)";' \
+		'}  // namespace tracekit::cli' > $@.tmp
+	$(Q)if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv -f $@.tmp $@; fi
+
+.PHONY: FORCE
+FORCE:
 
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.cc | deps
 	@mkdir -p $(@D)
@@ -330,7 +357,8 @@ $(FUZZ_BUILD)/obj/%.o: %.cpp | deps deps-fuzz $(PROTO_HDRS)
 	$(Q)$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
 $(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o) \
-             $(PROTO_CCS:$(BUILD)/gen/%.cc=$(FUZZ_BUILD)/obj/gen/%.o)
+             $(PROTO_CCS:$(BUILD)/gen/%.cc=$(FUZZ_BUILD)/obj/gen/%.o) \
+             $(FUZZ_BUILD)/obj/gen/version.o
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 

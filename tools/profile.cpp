@@ -1,5 +1,7 @@
 // profile: sample on-CPU stack traces at a timed interval (bcc's profile).
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
@@ -62,6 +64,17 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
       .example("profile --call-graph dwarf -p 185", "whole user stacks without frame pointers")
       .example("profile -F 99 -o out.svg 10", "a flame graph of 10 seconds, besides the report")
       .example("profile -o out.pb.gz -o out.folded 10", "a pprof profile and folded stacks");
+  // bcc's --cgroupmap and --mntnsmap name a pinned BPF map (of cgroup IDs,
+  // of mount namespaces) that its BPF program filters by: there is no such
+  // map without BPF. Said so, rather than "unrecognised option".
+  for (int i = 1; i < argc && std::string_view(argv[i]) != "--"; ++i) {
+    std::string_view a = argv[i];
+    for (std::string_view bpf : {"--cgroupmap", "--mntnsmap"})
+      if (a == bpf || (a.size() > bpf.size() && a.substr(0, bpf.size() + 1) == std::string(bpf) + "="))
+        return cmd.usage_error(std::string(bpf) +
+                               " takes a pinned BPF map (bcc's); tracekit uses no BPF: "
+                               "choose the processes with -p PID or the threads with -L TID");
+  }
   if (auto code = cmd.parse(argc, argv)) return code;
   if (auto code = output.resolve(cmd, argc, argv, &o.output)) return code;
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <iostream>
 #include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "tools.hpp"
@@ -25,6 +26,20 @@ struct Options {
 };
 
 std::optional<int> parse(int argc, char** argv, Options& o) {
+  // Run as reset-ftrace (perf-tools' name, which users type: a link of its
+  // own), the usage speaks perf-tools' words; what it does is the same.
+  std::string_view self = argv[0];
+  self.remove_prefix(self.rfind('/') == std::string_view::npos ? 0 : self.rfind('/') + 1);
+  if (self == "reset-ftrace") {
+    cli::Command cmd("reset-ftrace", "[-fhq]");
+    cmd.flag("f,force", &o.force,
+             "force: delete ftrace lock file; also end live runs' tracing\n"
+             "and reset global ftrace state (current_tracer, filters, options)")
+        .flag("q,quiet", &o.quiet, "quiet: reset, but say nothing")
+        .example("reset-ftrace", "remove what killed ftrace sessions left behind")
+        .example("reset-ftrace -f", "also disable active ftrace sessions");
+    return cmd.parse(argc, argv);
+  }
   cli::Command cmd("reset-tracing", "[-fhq]");
   cmd.flag("f,force", &o.force,
            "also remove what live runs hold, and reset global ftrace\n"

@@ -3,6 +3,8 @@
 
 #include <cerrno>
 #include <iostream>
+#include <string>
+#include <string_view>
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
@@ -22,13 +24,35 @@ namespace {
 // tpoint -l [glob]: "category:event" lines, as available_events lists them;
 // without syscall tracepoints, the syscalls:* events tpoint traces through
 // raw_syscalls instead of the kernel's (none, or forced off).
+// Why glob is not one fnmatch can take ("" when it is): fnmatch takes an
+// unclosed '[' or a trailing '\\' as a glob that matches nothing, so "-l
+// '['" listed nothing and exited 0, as if there were no tracepoints.
+std::string glob_error(std::string_view glob) {
+  for (size_t i = 0; i < glob.size(); ++i) {
+    if (glob[i] == '\\') {
+      if (++i == glob.size()) return "it ends with a lone '\\'";
+    } else if (glob[i] == '[') {
+      size_t j = i + 1;
+      if (j < glob.size() && (glob[j] == '!' || glob[j] == '^')) ++j;
+      if (j < glob.size() && glob[j] == ']') ++j;  // a first ']' is one of the set
+      j = glob.find(']', j);
+      if (j == std::string_view::npos) return "its '[' is not closed by a ']'";
+      i = j;
+    }
+  }
+  return "";
+}
+
 int list(const std::string& dir, const std::string& glob) {
   auto text = read_file(dir + "/available_events");
   if (!text) return events::fail("tpoint", text.error());
   const bool raw = !kernel::Features::host().has(kernel::Feature::kSyscallTracepoints);
   const std::string syscalls_prefix = std::string(syscalls::kSystem) + ":";
+  size_t listed = 0;
   auto print = [&](const std::string& l) {
-    if (glob.empty() || fnmatch(glob.c_str(), l.c_str(), 0) == 0) std::cout << l << "\n";
+    if (!glob.empty() && fnmatch(glob.c_str(), l.c_str(), 0) != 0) return;
+    std::cout << l << "\n";
+    ++listed;
   };
   for (auto line : split(*text, '\n')) {
     if (line.empty()) continue;
@@ -38,6 +62,10 @@ int list(const std::string& dir, const std::string& glob) {
   }
   if (raw)
     for (const std::string& event : syscalls::event_names()) print(syscalls_prefix + event);
+  // As grep: a glob that matches nothing is said, and fails (exit 1).
+  if (listed == 0 && !glob.empty())
+    return events::fail("tpoint", Error{0, "no tracepoint matches '" + elide(glob) + "'", {},
+                                        "list them all with tpoint -l"});
   return cli::kExitOk;
 }
 
@@ -64,8 +92,12 @@ int tpoint_main(int argc, char** argv) {
   if (list_events && (!o.ev.filter.empty() || cmd.given("d") || o.ev.pid || o.ev.tid || o.view ||
                       o.ev.stacks || o.ev.headers))
     return cmd.usage_error("-l takes no other option, and one glob at most");
+  if (list_events && !o.definition.empty()) {
+    if (std::string why = glob_error(o.definition); !why.empty())
+      return cmd.usage_error("invalid glob '" + elide(o.definition) + "': " + why);
+  }
   if (!list_events && o.definition.find(':') == std::string::npos)
-    return cmd.usage_error("tracepoint '" + o.definition + "' is not category:event");
+    return cmd.usage_error("tracepoint '" + elide(o.definition) + "' is not category:event");
 
   cli::install_stop_handlers();
   auto dir = tracefs::tracing_dir();
@@ -79,7 +111,7 @@ int tpoint_main(int argc, char** argv) {
   auto targets = probe::expand(*spec, eo);
   if (!targets) return events::fail("tpoint", targets.error());
   if (targets->empty())
-    return events::fail("tpoint", Error{0, "tracepoint " + o.definition + " not found", {},
+    return events::fail("tpoint", Error{0, "tracepoint " + elide(o.definition) + " not found", {},
                                         "list them with tpoint -l"});
   auto trace = session::TraceSession::create(*dir, "tpoint", *targets, /*function_tracer=*/false,
                                              std::cerr);

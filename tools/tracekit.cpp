@@ -4,8 +4,10 @@
 #include <iostream>
 #include <string_view>
 
+#include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
+#include "cli/version.hpp"
 #include "tools.hpp"
 
 namespace {
@@ -38,6 +40,8 @@ constexpr Entry kTools[] = {
     {"funcgraph", tracekit::tools::funcgraph_main, "trace a kernel function's child calls as a graph"},
     {"funcslower", tracekit::tools::funcslower_main, "show kernel function calls slower than a threshold"},
     {"reset-tracing", tracekit::tools::reset_tracing_main, "remove what killed runs left in tracefs"},
+    // perf-tools' name, which users type (a link of its own: see the Makefile).
+    {"reset-ftrace", tracekit::tools::reset_tracing_main, "reset-tracing, by perf-tools' name"},
 };
 
 // Commands of the multi-call binary itself ("tracekit features"), with no
@@ -59,6 +63,9 @@ const Entry* find(std::string_view name) {
 // reported and fails the run, whichever tool wrote it.
 int run(const Entry& e, int argc, char** argv) {
   tracekit::cli::StdoutGuard out(e.name);
+  // A stdout closed at start ("profile 3 >&-"): said at once, exit 1, not
+  // after a run whose report has nowhere to go.
+  if (tracekit::cli::output_failed()) return out.finish(tracekit::cli::kExitFailure);
   return out.finish(e.main(argc, argv));
 }
 
@@ -82,6 +89,10 @@ int list(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before anything opens a file: a closed 0, 1 or 2 would be the number of
+  // the first one opened (a perf event became stdout, and the report was
+  // written into it).
+  if (!tracekit::cli::fill_closed_std_fds()) return tracekit::cli::kExitFailure;
   // First of all: a stop signal that came before the handlers were in place
   // would kill a tool halfway through its set-up (leftovers in tracefs), or,
   // where the parent ignores SIGINT (a background job of a shell), be lost
@@ -97,6 +108,11 @@ int main(int argc, char** argv) {
   if (sub == "-h" || sub == "--help") {
     tracekit::cli::StdoutGuard out("tracekit");
     return out.finish(list(std::cout));
+  }
+  if (sub == "--version") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    std::cout << tracekit::cli::version_line("tracekit") << "\n";
+    return out.finish(tracekit::cli::kExitOk);
   }
   if (const Entry* e = find(sub)) return run(*e, argc - 1, argv + 1);
   for (const auto& c : kCommands)

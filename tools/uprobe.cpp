@@ -51,6 +51,7 @@ struct Place {
 };
 
 Result<Place> place_of(const probe::Definition& d, const std::string& path) {
+  using probe::stripped_reason;
   auto syms = probe::elf_symbols(path);
   if (!syms) return syms.error();
   if (d.is_address) {
@@ -61,7 +62,7 @@ Result<Place> place_of(const probe::Definition& d, const std::string& path) {
         return Place{f.file_offset + (d.offset - f.address), entry};
     char a[32];
     std::snprintf(a, sizeof a, "0x%llx", static_cast<unsigned long long>(d.offset));
-    return Error{ENOENT, std::string("address ") + a + " is in no function of " + path, {},
+    return Error{0, std::string("address ") + a + " is in no function of " + path, {},
                  "list the functions with uprobe -l " + path};
   }
   for (const auto& f : syms->functions)
@@ -70,10 +71,13 @@ Result<Place> place_of(const probe::Definition& d, const std::string& path) {
         return Error{EINVAL, "offset beyond the end of " + d.function, path, {}};
       return Place{f.file_offset + d.offset, d.offset == 0};
     }
-  if (!syms->has_symtab && !syms->has_dynsym)
-    return Error{ENOENT, path + " has no symbol table (stripped)", {},
-                 "give an address: p:" + path + ":0xADDR"};
-  return Error{ENOENT, "no function " + d.function + " in " + path, {},
+  // Not a system error: no errno (strerror's "No such file or directory"
+  // read as if the file were missing). A stripped file is said to be one,
+  // in stackcount's words: the function may well be there, unseen.
+  if (!syms->has_symtab)
+    return Error{0, "no function " + d.function + " in " + stripped_reason(path, *syms), {},
+                 "probe an unstripped build of it, or give an address: p:" + path + ":0xADDR"};
+  return Error{0, "no function " + d.function + " in " + path, {},
                "list them with uprobe -l " + path};
 }
 

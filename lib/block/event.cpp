@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <charconv>
@@ -52,7 +53,16 @@ std::optional<uint32_t> parse_major_minor(std::string_view text, char sep) {
 
 Result<uint32_t> parse_device(const std::string& text, const std::string& sys) {
   if (text.find(',') != std::string::npos) {
-    if (auto d = parse_major_minor(text, ',')) return *d;
+    if (auto d = parse_major_minor(text, ',')) {
+      // A number no device has would trace nothing, quietly: the kernel
+      // lists each block device in sys/dev/block/MAJOR:MINOR.
+      const std::string path = sys + "/dev/block/" + std::to_string(*d >> kMinorBits) + ":" +
+                               std::to_string(*d & kMinorMask);
+      if (::access(path.c_str(), F_OK) != 0)
+        return Error{ENODEV, "no block device " + text, path,
+                     "see lsblk for the devices' MAJ:MIN"};
+      return *d;
+    }
     return Error{
         EINVAL, "invalid device \"" + text + "\"", {}, "give MAJOR,MINOR (e.g. 202,1) or a name"};
   }

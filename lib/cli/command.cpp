@@ -24,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/version.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::cli {
@@ -185,6 +186,9 @@ struct Command::Impl {
       else
         desc.add_options()(names.c_str(), po::value<std::string>());
     }
+    // Every command takes --version (not in the usage rows: the man pages
+    // say it), as -h wins over the rest of the command line.
+    desc.add_options()("version", po::bool_switch());
     return desc;
   }
 
@@ -260,9 +264,10 @@ struct Command::Impl {
         target);
   }
 
-  // Returns true when -h/--help was given (nothing else is checked then).
+  enum class Asked { kRun, kHelp, kVersion };
+  // Whether -h/--help or --version was given (nothing else is checked then).
   // Throws UsageError; writes the tool's variables only on success.
-  bool parse(int argc, const char* const* argv) {
+  Asked parse(int argc, const char* const* argv) {
     po::options_description desc = boost_description();
     // unix_style minus allow_guessing: "--freq" must not mean "--frequency".
     int style = po::command_line_style::unix_style & ~po::command_line_style::allow_guessing;
@@ -270,7 +275,7 @@ struct Command::Impl {
     try {
       parsed = po::command_line_parser(argc, argv).options(desc).style(style).run().options;
     } catch (const po::unknown_option& e) {
-      throw UsageError{"unrecognised option '" + unknown_name(e.get_option_name()) + "'"};
+      throw UsageError{"unrecognised option '" + elide(unknown_name(e.get_option_name())) + "'"};
     } catch (const po::invalid_command_line_syntax& e) {
       throw UsageError{syntax_message(e)};
     } catch (const po::error& e) {
@@ -282,7 +287,13 @@ struct Command::Impl {
     for (const po::option& opt : parsed) {
       if (opt.string_key == "help") {
         given = {"help"};
-        return true;
+        return Asked::kHelp;
+      }
+    }
+    for (const po::option& opt : parsed) {
+      if (opt.string_key == "version") {
+        given = {"version"};
+        return Asked::kVersion;
       }
     }
 
@@ -293,10 +304,10 @@ struct Command::Impl {
       if (opt.position_key >= 0 || opt.string_key.empty()) {
         const std::string& text = opt.value.empty() ? std::string() : opt.value.front();
         if (next_positional >= positionals.size())
-          throw UsageError{"unexpected argument '" + text + "'"};
+          throw UsageError{"unexpected argument '" + elide(text) + "'"};
         const PositionalSpec& p = positionals[next_positional++];
         auto write = stage(p.target, text);
-        if (!write) throw UsageError{"invalid value '" + text + "' for " + p.name};
+        if (!write) throw UsageError{"invalid value '" + elide(text) + "' for " + p.name};
         writes.push_back(std::move(*write));
         seen.insert(p.name);
         continue;
@@ -305,10 +316,10 @@ struct Command::Impl {
       const OptionSpec* o = opt.string_key.size() == 2 && opt.string_key[0] == '-'
                                 ? find_short(opt.string_key[1])
                                 : find_by_key(opt.string_key);
-      if (!o) throw UsageError{"unrecognised option '" + opt.string_key + "'"};
+      if (!o) throw UsageError{"unrecognised option '" + elide(opt.string_key) + "'"};
       const std::string& text = opt.value.empty() ? std::string() : opt.value.front();
       auto write = stage(o->target, text);
-      if (!write) throw UsageError{"invalid value '" + text + "' for " + o->display()};
+      if (!write) throw UsageError{"invalid value '" + elide(text) + "' for " + o->display()};
       writes.push_back(std::move(*write));  // a repeated option: the last one wins
       seen.insert(o->key());
     }
@@ -318,7 +329,7 @@ struct Command::Impl {
 
     for (auto& w : writes) w();
     given = std::move(seen);
-    return false;
+    return Asked::kRun;
   }
 };
 
@@ -388,9 +399,15 @@ Command& Command::example(const std::string& cmdline, const std::string& comment
 std::optional<int> Command::parse(int argc, const char* const* argv, std::ostream& out,
                                   std::ostream& err) {
   try {
-    if (impl_->parse(argc, argv)) {
-      usage(out);
-      return kExitOk;
+    switch (impl_->parse(argc, argv)) {
+      case Impl::Asked::kHelp:
+        usage(out);
+        return kExitOk;
+      case Impl::Asked::kVersion:
+        out << version_line(name_) << "\n";
+        return kExitOk;
+      case Impl::Asked::kRun:
+        break;
     }
   } catch (const UsageError& e) {
     return usage_error(e.message, err);

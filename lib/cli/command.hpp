@@ -94,7 +94,9 @@ class Command {
   Command& example(const std::string& cmdline, const std::string& comment);
 
   // Parses argv. nullopt: go on with the tool. Otherwise the process should
-  // exit with the returned code: 0 after printing the usage for -h/--help,
+  // exit with the returned code: 0 after printing the usage for -h/--help
+  // (or the version line for --version, which every command takes: see
+  // cli/version.hpp),
   // 2 after a usage error was printed to err. -h wins over bad values. The
   // targets are written only when the whole command line is valid: after an
   // error they all keep their defaults.

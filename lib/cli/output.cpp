@@ -1,5 +1,6 @@
 #include "cli/output.hpp"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <sys/stat.h>
@@ -20,6 +21,7 @@ constexpr size_t kBufferBytes = 64 * 1024;
 constexpr size_t kFileChunk = 1024 * 1024;
 
 FdBuf* g_stdout = nullptr;  // the StdoutGuard's, while one lives
+bool g_stdout_closed = false;  // fd 1 was closed at start (fill_closed_std_fds)
 
 }  // namespace
 
@@ -60,6 +62,7 @@ WriteResult write_lines(int fd, std::string_view data, size_t chunk_max,
 
 FdBuf::FdBuf(int fd, std::function<bool()> abort, bool line_buffered)
     : fd_(fd), abort_(std::move(abort)), line_buffered_(line_buffered) {
+  if (fd < 0) error_ = EBADF;  // no fd (a stdout closed at start): failed from the start
   struct stat st;
   bool pipe = fstat(fd, &st) == 0 && S_ISFIFO(st.st_mode);
   chunk_max_ = pipe ? PIPE_BUF : kFileChunk;
@@ -139,10 +142,25 @@ FdBuf::pos_type FdBuf::seekoff(off_type off, std::ios_base::seekdir dir,
   return pos_type(static_cast<off_type>(written_ + pending_.size()));
 }
 
+bool fill_closed_std_fds() {
+  for (int fd = 0; fd <= 2; ++fd) {
+    if (fcntl(fd, F_GETFD) != -1 || errno != EBADF) continue;
+    // The lowest free number, which is fd: the ones below it are open.
+    // Not close-on-exec, as no 0, 1 or 2 is.
+    int got = ::open("/dev/null", O_RDWR);
+    if (got != fd) return false;
+    if (fd == STDOUT_FILENO) g_stdout_closed = true;
+  }
+  return true;
+}
+
 StdoutGuard::StdoutGuard(std::string tool)
     : tool_(std::move(tool)),
+      // A stdout closed at start: fd -1, on which every write fails with
+      // EBADF, as it would have on the closed fd 1.
       buf_(
-          STDOUT_FILENO, [] { return stop_signal_count() >= 2; }, isatty(STDOUT_FILENO) == 1),
+          g_stdout_closed ? -1 : STDOUT_FILENO, [] { return stop_signal_count() >= 2; },
+          isatty(STDOUT_FILENO) == 1),
       old_(std::cout.rdbuf(&buf_)) {
   g_stdout = &buf_;
 }
@@ -180,6 +198,7 @@ std::string output_failure() {
   int e = output_error();
   if (e == 0) return "";
   if (e == EPIPE) return "stdout was closed";
+  if (e == EBADF) return "stdout is closed";
   if (e == EINTR) return "the output was stopped by a second signal";
   return std::string("error writing output: ") + std::strerror(e);
 }

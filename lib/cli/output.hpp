@@ -48,7 +48,8 @@ WriteResult write_lines(int fd, std::string_view data, size_t chunk_max,
 class FdBuf : public std::streambuf {
  public:
   // abort: see write_lines (empty: never abort). Chunks are PIPE_BUF bytes
-  // at most on a pipe (fstat at construction), else 1 MiB.
+  // at most on a pipe (fstat at construction), else 1 MiB. fd -1: failed
+  // from the start, with EBADF (nothing is ever written).
   FdBuf(int fd, std::function<bool()> abort, bool line_buffered = false);
   ~FdBuf() override;  // flushes
   FdBuf(const FdBuf&) = delete;
@@ -82,6 +83,17 @@ class FdBuf : public std::streambuf {
   uint64_t written_ = 0;
   int error_ = 0;
 };
+
+// Puts /dev/null on whichever of fds 0, 1 and 2 is closed ("profile 3 >&-"),
+// first thing in main: else the first file the tool opens (a perf event, a
+// tracefs file) gets that number, and the report is written into it, or
+// what the tool reads comes from it. Remembers a closed stdout: the
+// StdoutGuard made after it writes to no fd: it has failed from the start
+// with EBADF ("stdout is closed", the shell's own complaint), and tools/
+// tracekit.cpp says so and exits 1 before the tool runs, rather than letting
+// the report vanish into /dev/null. Returns false when /dev/null cannot be opened
+// (the caller exits 1).
+bool fill_closed_std_fds();
 
 // An output file (-o) could not be written: the tool says which on stderr
 // when it happens, and StdoutGuard::finish() then turns a successful exit
@@ -120,9 +132,10 @@ bool output_failed();
 int output_error();
 // Bytes of std::cout that reached fd 1 (0 without a guard).
 uint64_t output_written();
-// Why the output failed, as a phrase: "stdout was closed" (EPIPE), "the
-// output was stopped by a second signal" (EINTR), else "error writing output:
-// <strerror>". "" when it has not failed.
+// Why the output failed, as a phrase: "stdout was closed" (EPIPE), "stdout
+// is closed" (EBADF: closed when the tool started), "the output was stopped
+// by a second signal" (EINTR), else "error writing output: <strerror>". ""
+// when it has not failed.
 std::string output_failure();
 
 }  // namespace tracekit::cli

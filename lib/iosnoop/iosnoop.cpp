@@ -8,6 +8,7 @@
 #include "cli/signals.hpp"
 #include "output/block_io.hpp"
 #include "probe/match.hpp"
+#include "util/proc.hpp"
 
 namespace tracekit::iosnoop {
 
@@ -34,6 +35,9 @@ Snooper::Snooper(Snooper&&) noexcept = default;
 Snooper::~Snooper() = default;
 
 Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream& warn) {
+  // As perf-tools' man page says (exit 1), and as the other tools' -p do:
+  // a PID that names no process would trace nothing, quietly.
+  if (o.trace.pid && !process_exists(*o.trace.pid)) return no_process_error(*o.trace.pid);
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->out = &out;

@@ -191,10 +191,15 @@ std::vector<ToolUse> make_uses() {
          {F::kInstances, F::kFunctionTracer}},
         {"the function tracer at the top level (perf-tools' lock), counted by address",
          {F::kFunctionTracer}}}},
+      // -p: kernel functions need kprobes (or the function tracer); events
+      // (t:, lib:) are counted per thread by perf as without it.
       {"funccount",
-       "-p PID",
+       "-p PID, kernel functions",
        {{"perf counters on kprobes in the process's threads", {F::kKprobes, F::kPerfEvents}},
         {"the function tracer with a pid list", {F::kFunctionTracer}}}},
+      {"funccount",
+       "-p PID, t: and lib:",
+       {{"perf counters on the events in the process's threads", {F::kPerfEvents}}}},
       {"funccount",
        "t:, lib: (tracepoints, uprobes)",
        {{"perf counters on the events", {F::kPerfEvents}}}},

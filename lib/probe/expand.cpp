@@ -183,16 +183,8 @@ std::tuple<int, const std::string&> alias_rank(const ElfFunction& f) {
 // the user needs to hear that it cannot be seen rather than that it does
 // not exist.
 Error stripped_error(const Spec& spec, const std::string& path, const ElfFunctions& syms) {
-  std::string why =
-      syms.has_dynsym
-          ? " has no symbol table (.symtab): it is stripped, so only its dynamic symbols "
-            "(.dynsym) could be matched"
-          : " has no symbol table (neither .symtab nor .dynsym): it is stripped, so no "
-            "function can be found by name";
-  return Error{0,
-               "0 functions matched by \"" + spec.text + "\": " + path + why,
-               {},
-               "probe an unstripped build of it"};
+  return Error{0, "0 functions matched by \"" + spec.text + "\": " + stripped_reason(path, syms),
+               {}, "probe an unstripped build of it"};
 }
 
 Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match,
@@ -235,6 +227,14 @@ Result<std::vector<Target>> user_targets(const Spec& spec, const Matcher& match,
 }
 
 }  // namespace
+
+std::string stripped_reason(const std::string& path, const ElfFunctions& syms) {
+  return path + (syms.has_dynsym
+                     ? " has no symbol table (.symtab): it is stripped, so only its dynamic "
+                       "symbols (.dynsym) could be matched"
+                     : " has no symbol table (neither .symtab nor .dynsym): it is stripped, so "
+                       "no function can be found by name");
+}
 
 Result<void> check_patterns(const Spec& spec, bool regex) {
   for (const std::string* p : {&spec.pattern, &spec.category}) {

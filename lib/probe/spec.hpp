@@ -148,6 +148,10 @@ struct ElfFunctions {
 // zero matches on a stripped file can be told apart from a wrong name.
 // Error: cannot open, not ELF.
 Result<ElfFunctions> elf_symbols(const std::string& path);
+// Why a name was not found in path when syms has no .symtab: "PATH has no
+// symbol table (.symtab): it is stripped, so only ..." (the one wording of
+// stackcount's, funccount's and uprobe's errors).
+std::string stripped_reason(const std::string& path, const ElfFunctions& syms);
 // elf_symbols(path)'s functions.
 Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
 

@@ -164,7 +164,7 @@ Status write_control(const std::string& path, const std::string& text, bool appe
     std::string after = read_error_log(log_dirs[i]);
     if (after != before[i]) kernel_says = parse_last_error_log(after);
   }
-  std::string shown = std::string(trim(text));
+  std::string shown = elide(trim(text));  // a 100 KB filter was echoed whole
   return Error{err, "cannot write \"" + shown + "\"", path,
                kernel_says.empty() ? "" : "error_log: " + kernel_says};
 }

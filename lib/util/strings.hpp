@@ -42,6 +42,12 @@ std::vector<std::string_view> split(std::string_view s, char sep);
 // s without leading and trailing spaces, tabs and newlines.
 std::string_view trim(std::string_view s);
 
+// What an error message echoes of user input: s when it has max bytes at
+// most, else its first max bytes (not cutting a UTF-8 character) and "...",
+// so that a 100 KB filter or argument does not bury the message.
+inline constexpr size_t kMaxEchoed = 64;
+std::string elide(std::string_view s, size_t max = kMaxEchoed);
+
 // "185,186" -> {185,186}. nullopt when any field is not a positive integer.
 std::optional<std::vector<int>> parse_id_list(std::string_view s);
 

@@ -72,6 +72,25 @@ TEST_F(FeaturesRuntime, AnswersMatchThisHost) {
   }
 }
 
+// Issue 38: "funccount -p PID: no: needs kprobes", yet funccount counts
+// tracepoints and uprobes under -p with perf (777 of 777). Kernel functions
+// and events are rows of their own now; root needs nothing more.
+TEST_F(FeaturesRuntime, FunccountPidRowsAndNoRootNote) {
+  auto r = run({tool_path("tracekit"), "features"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(tool_line(r.out, "funccount", "t: and lib:"),
+            "funccount      -p PID, t: and lib:              works: perf counters on the events in "
+            "the process's threads");
+  EXPECT_TRUE(contains(r.out, "\nfunccount      -p PID, kernel functions         ")) << r.out;
+  EXPECT_TRUE(tool_line(r.out, "funccount", "-p PID").empty());  // the one wrong row is gone
+  EXPECT_FALSE(contains(r.out, "needs root")) << r.out;
+  EXPECT_FALSE(contains(r.out, "Not root")) << r.out;
+  for (const auto& l : lines_of(r.out)) {
+    if (l.empty()) break;
+    EXPECT_NE(l.substr(22, 2), "? ") << l;
+  }
+}
+
 TEST_F(FeaturesRuntime, ForcedOffFeaturesAndTheToolsThatNeedThem) {
   auto r = run({"/usr/bin/env", "TRACEKIT_KERNEL_FEATURES=-context_switch,-instances",
                 tool_path("tracekit"), "features"});

@@ -281,7 +281,23 @@ TEST_F(IosnoopRuntime, UsageAndRuntimeErrors) {
     auto h = run({tool_path(tool), "-h"});
     EXPECT_EQ(h.exit_code, 0);
     EXPECT_NE(h.out.find(std::string("USAGE: ") + tool), std::string::npos);
+    // Issue 38: a device number no device has traced nothing, exit 0.
+    auto n = run({tool_path(tool), "-d", "999,999", "1"});
+    EXPECT_EQ(n.exit_code, 1) << n.err;
+    EXPECT_EQ(n.err, std::string(tool) +
+                         ": no block device 999,999: /sys/dev/block/999:999: No such device (see "
+                         "lsblk for the devices' MAJ:MIN)\n");
+    EXPECT_EQ(n.out, "");
   }
+  // ... and so did a PID no process has, as the man page says it must not.
+  long pid_max = 4194304;
+  std::ifstream("/proc/sys/kernel/pid_max") >> pid_max;
+  const std::string gone = std::to_string(pid_max + 1);  // no process can have it
+  auto p = run({tool_path("iosnoop"), "-p", gone, "1"});
+  EXPECT_EQ(p.exit_code, 1) << p.err;
+  EXPECT_EQ(p.err,
+            "iosnoop: no process with PID " + gone + ": No such process (check the PID with ps)\n");
+  EXPECT_EQ(p.out, "");
 }
 
 // After a perf-tools block script that was killed (it did not end in time,

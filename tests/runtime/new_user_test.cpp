@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <regex>
 #include <set>
 #include <string>
 #include <vector>
@@ -159,8 +160,109 @@ TEST_F(NewUserRuntime, StrippedBinarySaysItIsStripped) {
   EXPECT_EQ(p.exit_code, 1);
   EXPECT_EQ(p.err, "0 functions matched by \"" + plain + ":no_such_function_xyz\". Exiting.\n");
 
+  // uprobe (issue 38, item 16) said "No such file or directory", as if the
+  // file were missing; now the same words as stackcount's.
+  auto us = run_tool(tool("uprobe", {"-d", "1", "p:" + stripped + ":main"}), 30);
+  EXPECT_EQ(us.exit_code, 1);
+  EXPECT_EQ(us.err, "uprobe: no function main in " + stripped +
+                        " has no symbol table (.symtab): it is stripped, so only its dynamic "
+                        "symbols (.dynsym) could be matched (probe an unstripped build of it, "
+                        "or give an address: p:" + stripped + ":0xADDR)\n");
+  auto ub = run_tool(tool("uprobe", {"-d", "1", "p:" + bare + ":main"}), 30);
+  EXPECT_EQ(ub.exit_code, 1);
+  EXPECT_EQ(ub.err, "uprobe: no function main in " + bare +
+                        " has no symbol table (neither .symtab nor .dynsym): it is stripped, so "
+                        "no function can be found by name (probe an unstripped build of it, or "
+                        "give an address: p:" + bare + ":0xADDR)\n");
+  auto up = run_tool(tool("uprobe", {"-d", "1", "p:" + plain + ":no_such_function_xyz"}), 30);
+  EXPECT_EQ(up.exit_code, 1);
+  EXPECT_EQ(up.err, "uprobe: no function no_such_function_xyz in " + plain +
+                        " (list them with uprobe -l " + plain + ")\n");
+
   for (const std::string& f : {plain, stripped, bare}) unlink(f.c_str());
   rmdir(dir.c_str());
+}
+
+// Issue 38: bcc's profile --cgroupmap and --mntnsmap take a pinned BPF map;
+// they were refused as unknown options. Now the reason is said, exit 2.
+TEST_F(NewUserRuntime, ProfileRefusesBpfMapOptionsWithTheReason) {
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"--cgroupmap", "/sys/fs/bpf/test01", "1"},
+        {"--mntnsmap=/sys/fs/bpf/mnt_ns_set", "1"},
+        {"-f", "--mntnsmap", "/sys/fs/bpf/mnt_ns_set", "1"}}) {
+    const std::string opt = args[0] == "-f" ? "--mntnsmap" : args[0].substr(0, args[0].find('='));
+    auto r = run_tool(tool("profile", args), 30);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(first_line(r.err), "profile: " + opt +
+                                     " takes a pinned BPF map (bcc's); tracekit uses no BPF: "
+                                     "choose the processes with -p PID or the threads with -L TID");
+    EXPECT_EQ(r.out, "");
+  }
+}
+
+// Issue 38, item 19: a 100 KB tpoint filter the kernel refused was echoed
+// whole in the error; "tpoint -l '['" (a glob fnmatch cannot take) listed
+// nothing and exited 0, as did a glob that matches nothing.
+TEST_F(NewUserRuntime, TpointEchoesLittleOfLongInputAndSaysWhatAGlobDid) {
+  const std::string filter = "common_pid == " + std::string(100000, '1');
+  auto f = run_tool(tool("tpoint", {"-d", "1", "sched:sched_switch", filter}), 30);
+  EXPECT_EQ(f.exit_code, 1);
+  EXPECT_EQ(f.err.rfind("tpoint: cannot write \"common_pid == " + std::string(50, '1') + "...\": ",
+                        0),
+            0u)
+      << f.err.substr(0, 300);
+  EXPECT_LT(f.err.size(), 500u);
+  auto t = run_tool(tool("tpoint", {std::string(100000, 'x')}), 30);
+  EXPECT_EQ(t.exit_code, 2);
+  EXPECT_EQ(first_line(t.err),
+            "tpoint: tracepoint '" + std::string(64, 'x') + "...' is not category:event");
+
+  for (const char* glob : {"[", "sched:sched_switc[h", "[]", "a\\"}) {
+    auto r = run_tool(tool("tpoint", {"-l", glob}), 30);
+    EXPECT_EQ(r.exit_code, 2) << glob;
+    EXPECT_EQ(first_line(r.err).rfind("tpoint: invalid glob '" + std::string(glob) + "': ", 0), 0u)
+        << r.err;
+    EXPECT_EQ(r.out, "") << glob;
+  }
+  auto none = run_tool(tool("tpoint", {"-l", "zzz_no_such_*"}), 30);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.err, "tpoint: no tracepoint matches 'zzz_no_such_*' (list them all with tpoint -l)\n");
+  EXPECT_EQ(none.out, "");
+  auto one = run_tool(tool("tpoint", {"-l", "sched:sched_switc[h]"}), 30);
+  EXPECT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_EQ(one.out, "sched:sched_switch\n");
+}
+
+// Issue 38, item 18: "tracekit --version" and "profile --version" were usage
+// errors. Every tool, command and the multi-call binary print one line: the
+// version and the commit the binary was built from (40 hex digits, or
+// "unknown" without git).
+TEST_F(NewUserRuntime, EveryToolPrintsItsVersion) {
+  const std::string tail = R"(tracekit [0-9]+(\.[0-9]+)*, commit ([0-9a-f]{40}|unknown))";
+  std::vector<std::vector<std::string>> argvs = {{tool_path("tracekit"), "--version"},
+                                                 {tool_path("tracekit"), "features", "--version"},
+                                                 {tool_path("tracekit"), "flamegraph", "--version"}};
+  for (const char* t : {"profile", "offcputime", "stackcount", "stacksnoop", "tpoint", "kprobe",
+                        "uprobe", "opensnoop", "execsnoop", "syscount", "tcpretrans", "iosnoop",
+                        "iolatency", "killsnoop", "funccount", "bitesize", "cachestat",
+                        "functrace", "funcgraph", "funcslower", "reset-tracing"})
+    argvs.push_back({tool_path(t), "--version"});
+  std::string first;
+  for (const auto& argv : argvs) {
+    auto r = run_tool(argv, 30);
+    EXPECT_EQ(r.exit_code, 0) << argv[0] << ": " << r.err;
+    EXPECT_EQ(r.err, "") << argv[0];
+    std::string name = argv[0].substr(argv[0].rfind('/') + 1);
+    if (argv.size() == 3) name += " " + argv[1];
+    const std::string want = name == "tracekit" ? "^" + tail + "\n$"
+                                                 : "^" + name + " \\(" + tail + "\\)\n$";
+    EXPECT_TRUE(std::regex_match(r.out, std::regex(want))) << r.out;
+    // One binary: the same line everywhere.
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(r.out, m, std::regex(tail))) << r.out;
+    if (first.empty()) first = m.str();
+    EXPECT_EQ(m.str(), first) << r.out;
+  }
 }
 
 // Row 15: without root, stackcount c:malloc said tracefs had no events
@@ -223,6 +325,45 @@ TEST_F(NonRootRuntime, ProfileNamesPerfEventParanoid) {
                        std::to_string(*level) + ")\n"),
             std::string::npos)
       << r.err;
+}
+
+// Issue 38, item 17: tracekit features run as nobody said kernel features
+// were missing where it could not read tracefs, and that profile works (it
+// fails: perf_event_paranoid). Now the features read from tracefs are "?"
+// (not probed), and what needs root says so.
+TEST_F(NonRootRuntime, FeaturesSaysWhatNeedsRootAndWhatWasNotProbed) {
+  int paranoid = 2;
+  std::ifstream("/proc/sys/kernel/perf_event_paranoid") >> paranoid;
+  auto r = as_nobody({tool_path("tracekit"), "features"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto row = [&](const std::string& start) {
+    for (const auto& l : lines_of(r.out))
+      if (l.rfind(start, 0) == 0) return l;
+    return std::string();
+  };
+  for (const char* f : {"kprobes ", "uprobes ", "instances ", "event_tracing ", "eprobes "})
+    EXPECT_EQ(row(f).substr(22, 4), "?   ") << row(f);
+  EXPECT_EQ(row("tracefs ").substr(22, 4), "yes ");
+  EXPECT_EQ(row("perf_events ").substr(22, 4), "yes ");
+  if (paranoid > -1) {
+    EXPECT_EQ(row("profile        - "),
+              "profile        -                                no: needs root (or "
+              "kernel.perf_event_paranoid -1; it is " +
+                  std::to_string(paranoid) + ")");
+  }
+  EXPECT_EQ(row("uprobe         - "),
+            "uprobe         -                                no: needs root (tracefs)");
+  EXPECT_EQ(row("reset-tracing  - "),
+            "reset-tracing  -                                no: needs root (tracefs)");
+  EXPECT_EQ(lines_of(r.out).back(),
+            "Not root: the features marked ? are read from tracefs, which only root can read, "
+            "and were not probed. Run tracekit features as root to see them.");
+  auto j = as_nobody({tool_path("tracekit"), "features", "--json"});
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_TRUE(contains(j.out, "{\"name\": \"kprobes\", \"state\": \"unprobed\"")) << j.out;
+  EXPECT_TRUE(contains(j.out, "{\"tool\": \"uprobe\", \"option\": \"\", \"works\": false, "
+                              "\"needs\": \"root (tracefs)\""))
+      << j.out;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // opensnoop against the opens workload (tests/workloads/opens.c): after its
-// "go" it opens /tmp/tracekit-opens.PID exactly kOpens times through the C
-// library (open() and openat() in turn), each returning the same descriptor,
-// then /tmp/tracekit-opens.PID.missing kFailed times (ENOENT). The truth:
+// "go" it opens DIR/tracekit-opens.PID (DIR: a directory of the test's
+// own) exactly kOpens times through the C library (open() and openat() in
+// turn), each returning the same descriptor, then
+// DIR/tracekit-opens.PID.missing kFailed times (ENOENT). The truth:
 // exactly that many lines for each path, with COMM "opens", its PID, the
 // descriptor it printed (in hex, "0x3", as perf-tools prints it), and -1
 // for the failures. This kernel has neither
@@ -13,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <optional>
 #include <regex>
 #include <set>
@@ -64,6 +67,29 @@ std::vector<Row> rows_of(const std::string& out, bool timestamps = false) {
 
 class OpensnoopRuntime : public TracingTest {
  protected:
+  // The workload's files go in a directory of the test's own, removed at
+  // the end: a workload killed before its opens are done (a run cut short,
+  // ClosedStdoutEndsTheRun) leaves its file behind.
+  void SetUp() override {
+    TracingTest::SetUp();
+    char tmpl[] = "/tmp/tracekit-opensnoop-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr) << strerror(errno);
+    dir_ = tmpl;
+  }
+  void TearDown() override {
+    if (!dir_.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(dir_, ec);
+      EXPECT_FALSE(ec) << dir_ << ": " << ec.message();
+    }
+    TracingTest::TearDown();
+  }
+  // The opens workload, opening in dir_.
+  Workload opens(long n, long m) {
+    return Workload("opens", {std::to_string(n), std::to_string(m), dir_});
+  }
+  std::string file_of(const Workload& w) const { return dir_ + "/tracekit-opens." + w.pid_str(); }
+  std::string dir_;
   struct Traced {
     RunResult r;
     long pid = 0;
@@ -80,9 +106,9 @@ class OpensnoopRuntime : public TracingTest {
   Traced trace_opens(std::vector<std::string> args,
                      const std::string& header = "Ctrl-C to end.\n", int sig = SIGINT) {
     Traced t;
-    Workload w("opens", {std::to_string(kOpens), std::to_string(kFailed)});
+    Workload w = opens(kOpens, kFailed);
     t.pid = w.pid();
-    t.file = "/tmp/tracekit-opens." + w.pid_str();
+    t.file = file_of(w);
     t.missing = t.file + ".missing";
     for (auto& a : args) {
       if (a == "PID") a = w.pid_str();
@@ -277,10 +303,10 @@ TEST_F(OpensnoopRuntime, SigtermAndSighupEndARun) {
 // Without instances (forced off) both would trace at the top level:
 // perf-tools' lock admits the first, the second is refused naming it.
 TEST_F(OpensnoopRuntime, TwoRunsAtOnce) {
-  Workload w("opens", {std::to_string(kOpens), std::to_string(kFailed)});
+  Workload w = opens(kOpens, kFailed);
   Traced t;
   t.pid = w.pid();
-  t.file = "/tmp/tracekit-opens." + w.pid_str();
+  t.file = file_of(w);
   t.missing = t.file + ".missing";
   Running a({tool_path("opensnoop"), "-p", w.pid_str()});
   ASSERT_TRUE(a.wait_for_stdout("Ctrl-C to end.\n", 60));
@@ -314,7 +340,7 @@ TEST_F(OpensnoopRuntime, TwoRunsAtOnce) {
 // workload goes on opening), exit 0, and cleans up (TearDown). The reader is
 // the shell's read, which passes each line on at once.
 TEST_F(OpensnoopRuntime, ClosedStdoutEndsTheRun) {
-  Workload w("opens", {"100000", "0"});
+  Workload w = opens(100000, 0);
   const std::string cmd =
       "'" + tool_path("opensnoop") + "' -p " + w.pid_str() +
       " | { for i in 1 2 3; do IFS= read -r l && printf '%s\\n' \"$l\"; done; }";

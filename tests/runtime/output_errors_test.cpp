@@ -102,6 +102,58 @@ TEST_F(OutputErrorsRuntime, WriteErrorsAreReportedAndFailTheRun) {
   }
 }
 
+// Issue 38, item 13: "profile 3 >&-". The closed fd 1 was the number of the
+// first perf event the tool opened, and the report was written into it
+// ("Invalid argument"). Now /dev/null stands in for a closed 0, 1 or 2, and
+// a closed stdout is said at once, before any tracing: exit 1.
+TEST_F(OutputErrorsRuntime, ClosedStdoutIsSaidAtOnce) {
+  struct Case {
+    std::string tool;
+    std::string args;
+  };
+  const Case cases[] = {
+      {"profile", "3"},
+      {"profile", "-f 3"},
+      {"stacksnoop", "-d 3 t:syscalls:sys_enter_getppid"},
+      {"tpoint", "-d 3 sched:sched_switch"},
+      {"profile", "-h"},
+      {"tracekit", "-h"},
+  };
+  for (const auto& c : cases) {
+    auto start = std::chrono::steady_clock::now();
+    auto r = run({"/bin/sh", "-c", "exec " + tool_path(c.tool) + " " + c.args + " >&-"}, 30);
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_FALSE(r.timed_out) << c.tool << " " << c.args;
+    EXPECT_EQ(r.exit_code, 1) << c.tool << " " << c.args << ": " << r.err;
+    EXPECT_EQ(r.err, c.tool + ": stdout is closed\n") << c.tool << " " << c.args;
+    EXPECT_LT(secs, 2) << c.tool << " " << c.args << " traced before saying stdout is closed";
+    EXPECT_EQ(tracefs_snapshot(), before_) << c.tool << " " << c.args;
+  }
+}
+
+// ... and a closed stderr (or stdin) changes nothing: the report is whole on
+// stdout, and the run ends as usual. Before, fd 2 was the first perf event
+// or tracefs file the tool opened, and what it said on stderr went there.
+TEST_F(OutputErrorsRuntime, ClosedStderrOrStdinChangesNothing) {
+  Workload w("cpuratio", {"0", "wl_x"});
+  for (const std::string redir : {"2>&-", "<&-", "<&- 2>&-"}) {
+    auto r = run({"/bin/sh", "-c",
+                  "exec " + tool_path("profile") + " -f -F 99 -p " + w.pid_str() + " 1 " + redir},
+                 30);
+    EXPECT_EQ(r.exit_code, 0) << redir;
+    EXPECT_FALSE(parse_folded(r.out).empty()) << redir << ": " << r.out;
+    for (auto& [stack, n] : parse_folded(r.out)) EXPECT_EQ(stack.rfind("wl_x;", 0), 0u) << stack;
+    EXPECT_EQ(r.err, "") << redir;
+    EXPECT_EQ(tracefs_snapshot(), before_) << redir;
+    // A failure on a closed stderr: still its exit code.
+    auto bad = run({"/bin/sh", "-c", "exec " + tool_path("profile") + " --no-such " + redir}, 30);
+    EXPECT_EQ(bad.exit_code, 2) << redir;
+    if (contains(redir, "2>&-")) {
+      EXPECT_EQ(bad.err, "") << redir;
+    }
+  }
+}
+
 // Row 11: stacksnoop blocked on a reader that does not read, then Ctrl-C:
 // the write that the signal interrupts is retried, tracing stops, and every
 // event read is printed once the reader reads again.

@@ -134,6 +134,40 @@ TEST_F(TracefsResetTracingRuntime, UsageAndUsageErrors) {
   EXPECT_TRUE(contains(extra.err, "unexpected argument 'now'")) << extra.err;
 }
 
+// perf-tools' name, which users type (issue 38): a link to the same tool,
+// with perf-tools' usage words, -q as quiet as reset-tracing's.
+TEST_F(TracefsResetTracingRuntime, ResetFtraceIsItsPerfToolsName) {
+  const std::string ftrace = tool_path("reset-ftrace");
+  auto h = run({ftrace, "-h"}, 10);
+  EXPECT_EQ(h.exit_code, 0) << h.err;
+  EXPECT_EQ(h.out,
+            "USAGE: reset-ftrace [-fhq]\n"
+            "                    -h, --help  # this usage message\n"
+            "                    -f, --force # force: delete ftrace lock file; also end live runs' "
+            "tracing\n"
+            "                                  and reset global ftrace state (current_tracer, "
+            "filters, options)\n"
+            "                    -q, --quiet # quiet: reset, but say nothing\n"
+            "  examples:\n"
+            "       reset-ftrace    # remove what killed ftrace sessions left behind\n"
+            "       reset-ftrace -f # also disable active ftrace sessions\n");
+  auto bad = run({ftrace, "-x"}, 10);
+  EXPECT_EQ(bad.exit_code, 2);
+  EXPECT_EQ(bad.err, "reset-ftrace: unrecognised option '-x'\nUSAGE: reset-ftrace [-fhq]\n");
+  // The same work: a killed run's leftovers go, quietly with -q.
+  TracingChild c = child();
+  ASSERT_FALSE(c.instance.empty());
+  kill_child(c);
+  auto r = run({ftrace, "-q"}, 30);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(gone(c));
+  // ... and through the multi-call binary.
+  auto m = run({tool_path("tracekit"), "reset-ftrace", "-h"}, 10);
+  EXPECT_EQ(m.out, h.out);
+}
+
 TEST_F(TracefsResetTracingRuntime, NotRootIsARuntimeFailure) {
   int p[2];
   ASSERT_EQ(pipe(p), 0);

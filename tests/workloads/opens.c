@@ -2,12 +2,15 @@
  * opens: opens a file of its own a known number of times, and a missing one,
  * through the C library's wrappers, after a "go": for opensnoop tests.
  *
- *   opens [N [M]]  N opens of /tmp/tracekit-opens.PID (created at start,
+ *   opens [N [M [DIR]]]  N opens of DIR/tracekit-opens.PID (DIR: default /tmp;
+ *                  created at start,
  *                  removed at exit), every other one by open(), the others
  *                  by openat(AT_FDCWD, ...), each closed again, so that each
  *                  returns the same descriptor; then M opens of
- *                  /tmp/tracekit-opens.PID.missing, which fail (ENOENT).
- *                  Defaults: N 97, M 13.
+ *                  DIR/tracekit-opens.PID.missing, which fail (ENOENT).
+ *                  Defaults: N 97, M 13. A run killed before its opens are
+ *                  done leaves the file: the runtime tests give a DIR of
+ *                  their own, which they remove.
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), opens, prints
  * "fd FD" (the descriptor the opens returned), "rate R" (opens per second,
  * all N + M of them: for bench/opensnoop_overhead.sh) and "done", then
@@ -25,8 +28,10 @@
 int main(int argc, char** argv) {
   long n = argc > 1 ? atol(argv[1]) : 97;
   long m = argc > 2 ? atol(argv[2]) : 13;
-  char path[64], missing[80];
-  snprintf(path, sizeof path, "/tmp/tracekit-opens.%d", (int)getpid());
+  const char* dir = argc > 3 ? argv[3] : "/tmp";
+  char path[4096], missing[4200];
+  if (snprintf(path, sizeof path, "%s/tracekit-opens.%d", dir, (int)getpid()) >= (int)sizeof path)
+    return 1;
   snprintf(missing, sizeof missing, "%s.missing", path);
   int fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
   if (fd < 0) return 1;

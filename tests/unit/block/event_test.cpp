@@ -121,15 +121,21 @@ TEST(IosnoopDecoderTest, MissingFieldIsAnError) {
 }
 
 TEST(IosnoopDeviceTest, MajorMinorNamesAndPaths) {
-  auto d = parse_device("202,1");
-  ASSERT_TRUE(d.ok());
+  auto sys = std::filesystem::temp_directory_path() / ("iosnoop-sys-" + std::to_string(getpid()));
+  std::filesystem::create_directories(sys / "dev/block/202:1");
+  auto d = parse_device("202,1", sys.string());
+  ASSERT_TRUE(d.ok()) << d.error().str();
   EXPECT_EQ(*d, (202u << 20) | 1);
   EXPECT_EQ(device_text(*d), "202,1");
-  EXPECT_FALSE(parse_device("202,x").ok());
-  EXPECT_FALSE(parse_device(",1").ok());
-  EXPECT_FALSE(parse_device("202,1,2").ok());
+  EXPECT_FALSE(parse_device("202,x", sys.string()).ok());
+  EXPECT_FALSE(parse_device(",1", sys.string()).ok());
+  EXPECT_FALSE(parse_device("202,1,2", sys.string()).ok());
+  // A number no device has (issue 38: iosnoop -d 999,999 traced nothing).
+  auto none = parse_device("202,2", sys.string());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().message, "no block device 202,2");
+  EXPECT_EQ(none.error().path, sys.string() + "/dev/block/202:2");
 
-  auto sys = std::filesystem::temp_directory_path() / ("iosnoop-sys-" + std::to_string(getpid()));
   std::filesystem::create_directories(sys / "class/block/loop3");
   std::ofstream(sys / "class/block/loop3/dev") << "7:3\n";
   auto named = parse_device("loop3", sys.string());

@@ -1,4 +1,5 @@
 #include "cli/command.hpp"
+#include "cli/version.hpp"
 
 #include <gtest/gtest.h>
 
@@ -204,6 +205,13 @@ TEST(CliCommandTest, RejectsBadCommandLines) {
       {{"--folded=1"}, "profile: option -f/--folded takes no value"},
       {{"five"}, "profile: invalid value 'five' for duration"},
       {{"5", "6"}, "profile: unexpected argument '6'"},
+      // What the user typed is echoed up to 64 bytes, then "...".
+      {{"-F", std::string(100000, '9')},
+       "profile: invalid value '" + std::string(64, '9') + "...' for -F/--frequency"},
+      {{"5", std::string(100000, 'x')},
+       "profile: unexpected argument '" + std::string(64, 'x') + "...'"},
+      {{"--" + std::string(100000, 'y')},
+       "profile: unrecognised option '--" + std::string(62, 'y') + "...'"},
   };
   for (const auto& c : cases) {
     ProfileOptions o;
@@ -218,6 +226,32 @@ TEST(CliCommandTest, RejectsBadCommandLines) {
     // Nothing is written unless the whole command line is good.
     EXPECT_EQ(o.str(), kDefaults) << args;
   }
+}
+
+// Issue 38: --version was a usage error everywhere. Every command takes it
+// (wherever it is on the line, as -h), prints one line on stdout, exit 0;
+// -h wins over it.
+TEST(CliCommandTest, VersionPrintsTheVersionAndCommit) {
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"--version"}, {"-F", "99", "--version", "5"}, {"--version", "x"}}) {
+    ProfileOptions o;
+    Command cmd("profile", kProfileSynopsis);
+    define_profile(cmd, o);
+    Outcome r = run(cmd, args);
+    EXPECT_EQ(r.rc, std::optional<int>(kExitOk));
+    EXPECT_EQ(r.out, std::string("profile (tracekit ") + kVersion + ", commit " + kCommit + ")\n");
+    EXPECT_EQ(r.err, "");
+    EXPECT_EQ(o.str(), kDefaults);
+  }
+  EXPECT_EQ(version_line("tracekit"), std::string("tracekit ") + kVersion + ", commit " + kCommit);
+  ProfileOptions o;
+  Command cmd("profile", kProfileSynopsis);
+  define_profile(cmd, o);
+  EXPECT_EQ(run(cmd, {"--version", "-h"}).out, kProfileUsage);
+  // Not an abbreviation of anything, and no value.
+  Command c2("profile", kProfileSynopsis);
+  define_profile(c2, o);
+  EXPECT_EQ(run(c2, {"--version=1"}).rc, std::optional<int>(kExitUsage));
 }
 
 TEST(CliCommandTest, HelpPrintsUsageOnStdout) {

@@ -20,6 +20,16 @@ struct NumberCase {
   std::optional<T> want;
 };
 
+TEST(UtilElideTest, CapsWhatErrorsEcho) {
+  EXPECT_EQ(elide(""), "");
+  EXPECT_EQ(elide(std::string(64, 'a')), std::string(64, 'a'));
+  EXPECT_EQ(elide(std::string(100000, 'a')), std::string(64, 'a') + "...");
+  EXPECT_EQ(elide("abcdef", 3), "abc...");
+  // Not in the middle of a UTF-8 character: "é" is 2 bytes (c3 a9).
+  EXPECT_EQ(elide("ab\xc3\xa9" "cd", 3), "ab...");
+  EXPECT_EQ(elide("ab\xc3\xa9" "cd", 4), "ab\xc3\xa9...");
+}
+
 TEST(UtilParseIntTest, Int) {
   const std::vector<NumberCase<int>> cases = {
       {"0", 0},
