@@ -31,28 +31,10 @@ struct Privilege {
   bool perf_open() const { return root || paranoid <= -1; }
 };
 
-// Probed with perf_event_open (Features::probe's perf features), which needs
-// no tracefs.
-bool perf_feature(kernel::Feature f) {
-  using F = kernel::Feature;
-  switch (f) {
-    case F::kPerfEvents:
-    case F::kContextSwitch:
-    case F::kUseClockid:
-    case F::kMmap2:
-    case F::kCommExec:
-    case F::kSampleMaxStack:
-    case F::kExcludeCallchain:
-    case F::kUserStack:
-    case F::kLostSamples:
-    case F::kPerfEventMaxStack: return true;
-    default: return false;
-  }
-}
 // Read from the tracing directory: not probed without root. (tracefs and
 // debugfs' tracing are found from /proc/filesystems and the mounts.)
 bool read_from_tracefs(kernel::Feature f) {
-  return !perf_feature(f) && f != kernel::Feature::kTracefs &&
+  return !kernel::perf_feature(f) && f != kernel::Feature::kTracefs &&
          f != kernel::Feature::kDebugfsTracing;
 }
 
@@ -63,12 +45,12 @@ std::string needs_privilege(const kernel::ToolUse& u, const Privilege& p) {
   if (p.root) return "";
   for (const auto& w : u.ways) {
     bool perf_only = true;
-    for (auto f : w.needs) perf_only = perf_only && perf_feature(f);
+    for (auto f : w.needs) perf_only = perf_only && kernel::perf_feature(f);
     if (perf_only && p.perf_open()) return "";
   }
   for (const auto& w : u.ways) {
     bool perf_only = true;
-    for (auto f : w.needs) perf_only = perf_only && perf_feature(f);
+    for (auto f : w.needs) perf_only = perf_only && kernel::perf_feature(f);
     if (perf_only)
       return "root (or kernel.perf_event_paranoid -1; it is " + std::to_string(p.paranoid) + ")";
   }

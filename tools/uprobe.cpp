@@ -75,7 +75,8 @@ Result<Place> place_of(const probe::Definition& d, const std::string& path) {
   // read as if the file were missing). A stripped file is said to be one,
   // in stackcount's words: the function may well be there, unseen.
   if (!syms->has_symtab)
-    return Error{0, "no function " + d.function + " in " + stripped_reason(path, *syms), {},
+    return Error{0, "no function " + d.function + " in " + path + ": " + stripped_reason(path, *syms),
+                 {},
                  "probe an unstripped build of it, or give an address: p:" + path + ":0xADDR"};
   return Error{0, "no function " + d.function + " in " + path, {},
                "list them with uprobe -l " + path};

@@ -66,6 +66,12 @@ struct FeatureInfo {
   std::string_view fallback;     // what the tools do without it; "" when nothing
 };
 
+// Whether f is one of perf_event_open's (the section of Feature from
+// kPerfEvents on): probed by opening perf events, with no tracefs. Pure.
+constexpr bool perf_feature(Feature f) {
+  return f >= Feature::kPerfEvents && f < Feature::kCount;
+}
+
 // Every feature, in Feature order.
 std::span<const FeatureInfo> feature_table();
 const FeatureInfo& info(Feature f);

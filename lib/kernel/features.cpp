@@ -165,21 +165,9 @@ State Features::state(Feature f) {
 }
 
 bool Features::probe(Feature f) {
-  switch (f) {
-    case F::kTracefs: return probe_.tracefs_filesystem();
-    case F::kDebugfsTracing: return probe_.debugfs_tracing();
-    case F::kPerfEvents:
-    case F::kContextSwitch:
-    case F::kUseClockid:
-    case F::kMmap2:
-    case F::kCommExec:
-    case F::kSampleMaxStack:
-    case F::kExcludeCallchain:
-    case F::kUserStack:
-    case F::kLostSamples:
-    case F::kPerfEventMaxStack: return probe_.perf_accepts(f);
-    default: break;
-  }
+  if (f == F::kTracefs) return probe_.tracefs_filesystem();
+  if (f == F::kDebugfsTracing) return probe_.debugfs_tracing();
+  if (perf_feature(f)) return probe_.perf_accepts(f);
   if (!dir_) dir_ = probe_.tracing_dir();
   const std::string& d = *dir_;
   if (d.empty()) return false;

@@ -164,13 +164,13 @@ TEST_F(NewUserRuntime, StrippedBinarySaysItIsStripped) {
   // file were missing; now the same words as stackcount's.
   auto us = run_tool(tool("uprobe", {"-d", "1", "p:" + stripped + ":main"}), 30);
   EXPECT_EQ(us.exit_code, 1);
-  EXPECT_EQ(us.err, "uprobe: no function main in " + stripped +
+  EXPECT_EQ(us.err, "uprobe: no function main in " + stripped + ": " + stripped +
                         " has no symbol table (.symtab): it is stripped, so only its dynamic "
                         "symbols (.dynsym) could be matched (probe an unstripped build of it, "
                         "or give an address: p:" + stripped + ":0xADDR)\n");
   auto ub = run_tool(tool("uprobe", {"-d", "1", "p:" + bare + ":main"}), 30);
   EXPECT_EQ(ub.exit_code, 1);
-  EXPECT_EQ(ub.err, "uprobe: no function main in " + bare +
+  EXPECT_EQ(ub.err, "uprobe: no function main in " + bare + ": " + bare +
                         " has no symbol table (neither .symtab nor .dynsym): it is stripped, so "
                         "no function can be found by name (probe an unstripped build of it, or "
                         "give an address: p:" + bare + ":0xADDR)\n");
