@@ -2,6 +2,7 @@
 // hits), in the kernel (perf-tools' and bcc's funccount).
 #include "cli/command.hpp"
 #include "funccount/funccount.hpp"
+#include "probe/spec.hpp"
 #include "tools.hpp"
 
 namespace tracekit::tools {
@@ -36,6 +37,12 @@ int funccount_main(int argc, char** argv) {
     o.top = static_cast<size_t>(top);
   }
   if (o.timestamp && !o.interval) return cmd.usage_error("-T goes with -i");
+  // A malformed spec or a regex that does not compile (an empty pattern
+  // too) is a bad command line, as in stackcount.
+  auto spec = probe::parse_spec(o.pattern);
+  if (!spec) return cmd.usage_error(spec.error().str());
+  if (auto ok = probe::check_patterns(*spec, o.regex); !ok)
+    return cmd.usage_error(ok.error().str());
   return funccount::run(o);
 }
 
