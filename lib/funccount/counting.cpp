@@ -15,6 +15,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
+#include <iostream>
 #include <ostream>
 #include <unordered_map>
 
@@ -114,8 +115,17 @@ class EventCounter : public Counter {
   }
 
   // Counters first, then the probes they count (an event perf has open
-  // cannot be removed).
+  // cannot be removed). The kernel releases each event's last counter with
+  // a synchronisation, one after the other (45 to 90 ms each: 802 uprobes
+  // took 72 s here, 672 kprobes 14 s in the 6.1 VM; removing the probes
+  // after, 0.1 s): said when it is more than a moment, as an instance's
+  // teardown is, and a second Ctrl-C leaves it to a background process
+  // (cli/signals.cpp).
   ~EventCounter() override {
+    const size_t events = trace_ ? trace_->probes().events().size() : 0;
+    if (counters_ && events > kMaxCountedTracepoints)
+      std::cerr << tool_ << ": detaching " << events
+                << " probes (Ctrl-C again to leave the rest to the next run)..." << std::endl;
     counters_.reset();
     trace_.reset();
   }

@@ -7,11 +7,14 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
 #include <filesystem>
 #include <functional>
+#include <thread>
 
 #include "harness.hpp"
 #include "tracefs/leftovers.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -193,6 +196,47 @@ TEST_F(FunccountRuntime, RegexMatchesFromTheStartAsBcc) {
   }
   EXPECT_TRUE(table) << r.out;
   EXPECT_EQ(tracefs_snapshot(), before_);
+}
+
+// Whether process pid is gone (or a zombie: its descriptors are closed).
+bool gone(pid_t pid) {
+  auto stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  const size_t paren = stat->rfind(')');
+  return paren == std::string::npos || stat->compare(paren + 1, 3, " Z ") == 0;
+}
+
+// Issue 38: detaching from many uprobes (802: 72 s) said nothing, and a
+// second Ctrl-C said "stopped at once" while the process lived on (65 s)
+// as the kernel released its perf counters at its exit. Now the detach is
+// said on stderr, and the second Ctrl-C ends the run at once: a background
+// process releases the counters, the next run removes the probes.
+TEST_F(FunccountRuntime, SecondCtrlCEndsTheDetachAtOnce) {
+  Running t({tool_path("funccount"), "c:[a-b]*"});
+  ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.", 60)) << "no header";
+  t.signal(SIGINT);
+  ASSERT_TRUE(t.wait_for_stderr(" probes (Ctrl-C again to leave the rest to the next run)...", 30))
+      << "the detach is not said";
+  const auto start = std::chrono::steady_clock::now();
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  const double secs =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_LT(secs, 1.0) << r.err;
+  EXPECT_EQ(r.exit_code, 128 + SIGINT) << r.err;
+  const std::string said = " perf events in process ";
+  const size_t at = r.err.find(said);
+  ASSERT_NE(at, std::string::npos) << r.err;
+  EXPECT_TRUE(contains(r.err, "funccount: stopped at once (second signal); the kernel releases its "))
+      << r.err;
+  const pid_t closer = std::stoi(r.err.substr(at + said.size()));
+  for (int i = 0; i < 1800 && !gone(closer); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(gone(closer)) << "the releasing process still runs after 180 s";
+  // The next run removes what the stopped one left.
+  auto next = run({tool_path("funccount"), "-d", "0.1", "t:sched:sched_switch"}, 120);
+  EXPECT_EQ(next.exit_code, 0) << next.err;
+  EXPECT_FALSE(contains(next.err, "cannot remove")) << next.err;
 }
 
 struct Refusal {
