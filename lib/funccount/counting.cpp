@@ -15,7 +15,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
 #include <ostream>
 #include <unordered_map>
 
@@ -115,17 +114,10 @@ class EventCounter : public Counter {
   }
 
   // Counters first, then the probes they count (an event perf has open
-  // cannot be removed). The kernel releases each event's last counter with
-  // a synchronisation, one after the other (45 to 90 ms each: 802 uprobes
-  // took 72 s here, 672 kprobes 14 s in the 6.1 VM; removing the probes
-  // after, 0.1 s): said when it is more than a moment, as an instance's
-  // teardown is, and a second Ctrl-C leaves it to a background process
-  // (cli/signals.cpp).
+  // cannot be removed). Releasing the counters is the slow part (removing
+  // 802 uprobes after took 0.1 s): said when it is more than a moment.
   ~EventCounter() override {
-    const size_t events = trace_ ? trace_->probes().events().size() : 0;
-    if (counters_ && events > kMaxCountedTracepoints)
-      std::cerr << tool_ << ": detaching " << events
-                << " probes (Ctrl-C again to leave the rest to the next run)..." << std::endl;
+    if (counters_ && trace_) session::say_detaching(tool_, trace_->probes().events().size());
     counters_.reset();
     trace_.reset();
   }
