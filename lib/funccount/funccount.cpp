@@ -10,6 +10,7 @@
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
+#include "perf/event.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -51,7 +52,8 @@ int fail(const Error& e) {
 Result<std::unique_ptr<session::Engine>> start_profiler(const std::string& tracing_dir,
                                                         const std::vector<std::string>& functions,
                                                         std::optional<size_t> top,
-                                                        const std::string& lock_path) {
+                                                        const std::string& lock_path,
+                                                        std::optional<int> cpu) {
   std::vector<probe::Target> targets;
   for (const auto& f : functions) {
     targets.emplace_back();
@@ -61,13 +63,14 @@ Result<std::unique_ptr<session::Engine>> start_profiler(const std::string& traci
   co.tool = "funccount";
   co.tracing_dir = tracing_dir;
   co.lock_path = lock_path;
+  co.cpu = cpu;
   auto c = start_counter(Backend::kProfiler, targets, co, std::cerr);
   if (!c) return c.error();
   return std::unique_ptr<session::Engine>(new TableEngine(std::move(*c), top));
 }
 
 Style style_of(const Options& o) {
-  const bool bcc_only = o.pid || o.regex || o.pattern.find(':') != std::string::npos;
+  const bool bcc_only = o.pid || o.cpu || o.regex || o.pattern.find(':') != std::string::npos;
   return bcc_only ? Style::kBcc : Style::kPerfTools;
 }
 
@@ -112,6 +115,10 @@ int run(const Options& o) {
   if (o.pid && !process_exists(*o.pid))
     return fail(
         no_process_error(*o.pid));
+  // A CPU that is not online: said as such, rather than as perf's EINVAL or
+  // tracing_cpumask's EOVERFLOW.
+  if (o.cpu)
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return fail(ok.error());
   auto dir = tracefs::tracing_dir();
   if (!dir) return fail(dir.error());
   auto spec = probe::parse_spec(o.pattern);
@@ -151,6 +158,7 @@ int run(const Options& o) {
   co.tool = "funccount";
   co.tracing_dir = *dir;
   co.pid = o.pid;
+  co.cpu = o.cpu;
   auto counter = start_counter(ways.front(), *targets, co, std::cerr);
   if (!counter) return fail(counter.error());
   const Style style = style_of(o);

@@ -46,6 +46,7 @@ struct Options {
   std::string pattern;             // a glob (or -r regex), or a t:/lib: spec
   bool regex = false;              // -r
   std::optional<int> pid;          // -p
+  std::optional<int> cpu;          // -c (bcc's)
   std::optional<double> duration;  // -d
   std::optional<double> interval;  // -i
   bool timestamp = false;          // -T
@@ -53,7 +54,7 @@ struct Options {
 };
 
 // Which original a command line follows, for its output: bcc's funccount
-// when it uses what only bcc's has (-p, -r, a spec with a ':': t:, lib:,
+// when it uses what only bcc's has (-p, -r, -c, a spec with a ':': t:, lib:,
 // p::), perf-tools' otherwise (a kernel function glob, with -d, -i, -t, -T,
 // which both or only perf-tools' have).
 enum class Style { kPerfTools, kBcc };
@@ -74,11 +75,13 @@ std::string header_line(const Options& o, size_t functions = 0);
 // The function profiler's engine, started: functions in the top level's
 // set_ftrace_filter and function_profile_enabled on, under the lock at
 // lock_path; each report sums trace_stat/function* over the CPUs and starts
-// the counts again. Everything is restored when it is destroyed. Error: the
-// lock is held (naming the holder), a write the kernel refused.
+// the counts again (with cpu, reads trace_stat/function<cpu> alone).
+// Everything is restored when it is destroyed. Error: the lock is held
+// (naming the holder), a write the kernel refused.
 Result<std::unique_ptr<session::Engine>> start_profiler(
     const std::string& tracing_dir, const std::vector<std::string>& functions,
-    std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock);
+    std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock,
+    std::optional<int> cpu = std::nullopt);
 
 // Runs funccount; returns the exit code (errors said on stderr).
 int run(const Options& o);

@@ -5,7 +5,9 @@
 // profiler), refused clearly. The kernel-function ways are tested for real
 // in the VM tier (tests/vm/funccount.sh).
 #include <gtest/gtest.h>
+#include <sched.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -196,6 +198,31 @@ TEST_F(FunccountRuntime, RegexMatchesFromTheStartAsBcc) {
   }
   EXPECT_TRUE(table) << r.out;
   EXPECT_EQ(tracefs_snapshot(), before_);
+}
+
+// bcc's -c: one CPU only, by perf counters on that CPU (one tracepoint) or
+// the instance's tracing_cpumask (many). The reads workload pinned to CPU
+// 1: -c 1 counts all its reads, -c 0 none (-p keeps other processes out).
+TEST_F(FunccountRuntime, OneCpuOnly) {
+  if (sysconf(_SC_NPROCESSORS_ONLN) < 2) GTEST_SKIP() << "needs 2 CPUs";
+  for (const char* spec : {"t:syscalls:sys_enter_read", "t:syscalls:sys_enter_re*"}) {
+    for (int cpu : {0, 1}) {
+      SCOPED_TRACE(std::string(spec) + " -c " + std::to_string(cpu));
+      Workload w("reads", {std::to_string(kReads)});
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(1, &set);
+      ASSERT_EQ(sched_setaffinity(w.pid(), sizeof set, &set), 0);
+      Running t({tool_path("funccount"), "-c", std::to_string(cpu), "-p", w.pid_str(), spec});
+      ASSERT_TRUE(t.wait_for_stdout("...", 60)) << "no header";
+      kill(w.pid(), SIGUSR1);
+      ASSERT_TRUE(w.wait_line("done", 60)) << "the workload did not finish";
+      t.signal(SIGINT);
+      auto r = t.finish(60);
+      EXPECT_EQ(r.exit_code, 0) << r.err;
+      EXPECT_EQ(count_of(r.out, "syscalls:sys_enter_read"), cpu == 1 ? kReads : -1) << r.out;
+    }
+  }
 }
 
 // Whether process pid is gone (or a zombie: its descriptors are closed).

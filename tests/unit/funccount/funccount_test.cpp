@@ -50,7 +50,8 @@ TEST(FunccountStyle, BccLinesPrintAsBcc) {
   o.interval = 1;
   EXPECT_EQ(style_of(o), Style::kPerfTools);
   for (auto change : std::vector<std::function<void(Options&)>>{
-           [](Options& x) { x.pid = 185; }, [](Options& x) { x.regex = true; },
+           [](Options& x) { x.pid = 185; }, [](Options& x) { x.cpu = 1; },
+           [](Options& x) { x.regex = true; },
            [](Options& x) { x.pattern = "c:malloc"; }, [](Options& x) { x.pattern = "t:block:*"; },
            [](Options& x) { x.pattern = "p::vfs_read"; }}) {
     Options b;
@@ -157,6 +158,25 @@ TEST(FunccountProfiler, CountsAtTheTopLevelUnderTheLock) {
                             "write T/trace ",
                         }));
   EXPECT_FALSE(t.has("ftrace-lock"));
+}
+
+// -c: the profiler counts per CPU; CPU 1's file alone.
+TEST(FunccountProfiler, OneCpuReadsItsFileAlone) {
+  tracefs::FakeTree t;
+  t.put("set_ftrace_filter", "#### all functions enabled ####\n");
+  t.put("function_profile_enabled", "0\n");
+  t.put("trace", "");
+  t.put("trace_stat/function0", kStat);
+  t.put("trace_stat/function1", "  Function   Hit\n  vfs_read   3\n");
+  t.put("trace_stat/function11", "  Function   Hit\n  vfs_read   5\n");
+  auto e = start_profiler(t.dir(), {"vfs_read"}, {}, t.dir() + "/ftrace-lock", 1);
+  ASSERT_TRUE(e) << e.error().str();
+  std::ostringstream out, err;
+  (*e)->stop();
+  (*e)->report(out, err);
+  EXPECT_EQ(out.str(),
+            "FUNC                              COUNT\n"
+            "vfs_read                              3\n");
 }
 
 }  // namespace
