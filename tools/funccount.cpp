@@ -2,18 +2,20 @@
 // hits), in the kernel (perf-tools' and bcc's funccount).
 #include "cli/command.hpp"
 #include "funccount/funccount.hpp"
+#include "probe/spec.hpp"
 #include "tools.hpp"
 
 namespace tracekit::tools {
 
 int funccount_main(int argc, char** argv) {
   funccount::Options o;
-  int pid = 0, top = 0;
+  int pid = 0, top = 0, cpu = 0;
   double secs = 0, interval = 0;
-  cli::Command cmd("funccount", "[-hT] [-i secs] [-d secs] [-t top] [-p PID] [-r] pattern");
+  cli::Command cmd("funccount", "[-hT] [-i secs] [-d secs] [-t top] [-p PID] [-c CPU] [-r] pattern");
   cmd.option("d", &secs, "seconds", "total duration of trace")
       .option("i", &interval, "seconds", "interval summary")
       .option("p", &pid, "PID", "count this process only (its threads, and what they start)")
+      .option("c", &cpu, "CPU", "count on this CPU only")
       .flag("r", &o.regex, "pattern is a regular expression")
       .option("t", &top, "top", "show top num entries only")
       .flag("T", &o.timestamp, "include timestamp on output")
@@ -31,11 +33,21 @@ int funccount_main(int argc, char** argv) {
   if (auto c = cmd.positive_seconds("d", secs, &o.duration)) return *c;
   if (auto c = cmd.positive_seconds("i", interval, &o.interval)) return *c;
   if (auto c = cmd.positive_id("p", pid, "PID", &o.pid)) return *c;
+  if (cmd.given("c")) {
+    if (cpu < 0) return cmd.usage_error("invalid CPU " + std::to_string(cpu));
+    o.cpu = cpu;
+  }
   if (cmd.given("t")) {
     if (top <= 0) return cmd.usage_error("-t needs a positive number");
     o.top = static_cast<size_t>(top);
   }
   if (o.timestamp && !o.interval) return cmd.usage_error("-T goes with -i");
+  // A malformed spec or a regex that does not compile (an empty pattern
+  // too) is a bad command line, as in stackcount.
+  auto spec = probe::parse_spec(o.pattern);
+  if (!spec) return cmd.usage_error(spec.error().str());
+  if (auto ok = probe::check_patterns(*spec, o.regex); !ok)
+    return cmd.usage_error(ok.error().str());
   return funccount::run(o);
 }
 

@@ -109,10 +109,7 @@ int stackcount_main(int argc, char** argv) {
     // Ctrl-C during setup (a long expansion): nothing was traced, nothing to
     // report; the run ends as a Ctrl-C'd one does.
     if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    if (e.kind == ErrorKind::kNoMatch)
-      std::cerr << e.message << "\n";
-    else
-      std::cerr << "stackcount: " << e.str() << "\n";
+    std::cerr << "stackcount: " << e.str() << "\n";
     return cli::kExitFailure;
   }
   auto r = session::summary("Tracing " + std::to_string(counter->traced()) + " functions for \"" +

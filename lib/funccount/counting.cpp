@@ -47,6 +47,7 @@ class ProfilerCounter : public Counter {
   static Result<std::unique_ptr<ProfilerCounter>> start(const std::vector<std::string>& functions,
                                                         const CounterOptions& o) {
     std::unique_ptr<ProfilerCounter> c(new ProfilerCounter);
+    c->cpu_ = o.cpu;
     auto inst = tracefs::Instance::top_level(o.tracing_dir, o.lock_path);
     if (!inst) return inst.error();
     c->inst_.emplace(std::move(*inst));
@@ -61,7 +62,10 @@ class ProfilerCounter : public Counter {
     Counts sum;
     std::error_code ec;
     for (const auto& f : std::filesystem::directory_iterator(inst_->path() + "/trace_stat", ec)) {
-      if (f.path().filename().string().rfind("function", 0) != 0) continue;
+      const std::string name = f.path().filename().string();
+      if (name.rfind("function", 0) != 0) continue;
+      // -c: the profiler counts per CPU, in function<CPU>.
+      if (cpu_ && name != "function" + std::to_string(*cpu_)) continue;
       auto text = read_file(f.path());
       if (!text) continue;
       for (auto& [name, hits] : parse_trace_stat(*text)) sum[name] += hits;
@@ -76,6 +80,7 @@ class ProfilerCounter : public Counter {
  private:
   ProfilerCounter() = default;
   std::optional<tracefs::Instance> inst_;
+  std::optional<int> cpu_;
 };
 
 // perf counters on the session's events (kprobes, tracepoints, uprobes).
@@ -106,7 +111,7 @@ class EventCounter : public Counter {
       if (tids.empty())
         return no_process_error(*o.pid);
     }
-    auto counters = perf::Counters::open(counted, tids);
+    auto counters = perf::Counters::open(counted, tids, o.cpu.value_or(-1));
     if (!counters) return counters.error();
     c->counters_.emplace(std::move(*counters));
     if (auto s = c->counters_->enable(); !s) return s.error();
@@ -114,8 +119,10 @@ class EventCounter : public Counter {
   }
 
   // Counters first, then the probes they count (an event perf has open
-  // cannot be removed).
+  // cannot be removed). Releasing the counters is the slow part (removing
+  // 802 uprobes after took 0.1 s): said when it is more than a moment.
   ~EventCounter() override {
+    if (counters_ && trace_) session::say_detaching(tool_, trace_->probes().events().size());
     counters_.reset();
     trace_.reset();
   }
@@ -176,6 +183,7 @@ class InstanceCounter : public Counter {
     trace_.emplace(std::move(trace));
     session::CaptureOptions co;
     co.pid = o.pid;
+    co.cpu = o.cpu;
     co.stacks = false;
     co.buffer_kb = buffer_kb;
     co.event_formats = formats;

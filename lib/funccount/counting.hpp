@@ -97,6 +97,7 @@ struct CounterOptions {
   std::string tool;  // for messages and the probe group's name
   std::string tracing_dir;
   std::optional<int> pid;                        // counters in these threads, or a pid list
+  std::optional<int> cpu;                        // -c: this CPU only
   std::string lock_path = tracefs::kFtraceLock;  // the profiler's lock
 };
 

@@ -10,6 +10,7 @@
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
+#include "perf/event.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -24,26 +25,24 @@ using Counts = std::vector<std::pair<std::string, uint64_t>>;
 // funccount's report: the counter's counts as a table.
 class TableEngine : public session::Engine {
  public:
-  TableEngine(std::unique_ptr<Counter> counter, std::optional<size_t> top)
-      : counter_(std::move(counter)), top_(top) {}
+  TableEngine(std::unique_ptr<Counter> counter, std::optional<size_t> top,
+              Style style = Style::kPerfTools)
+      : counter_(std::move(counter)), top_(top), style_(style) {}
   void poll(int timeout_ms) override { counter_->poll(timeout_ms); }
   void stop() override { counter_->stop(); }
   void report(std::ostream& out, std::ostream& err) override {
     auto counts = counter_->take(err);
-    out << format_table(Counts(counts.begin(), counts.end()), top_);
+    out << format_table(Counts(counts.begin(), counts.end()), top_, style_);
   }
 
  private:
   std::unique_ptr<Counter> counter_;
   std::optional<size_t> top_;
+  Style style_;
 };
 
 int fail(const Error& e) {
   if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  if (e.kind == ErrorKind::kNoMatch) {
-    std::cout << e.message << "\n";
-    return cli::kExitFailure;
-  }
   std::cerr << "funccount: " << e.str() << "\n";
   return cli::kExitFailure;
 }
@@ -53,7 +52,8 @@ int fail(const Error& e) {
 Result<std::unique_ptr<session::Engine>> start_profiler(const std::string& tracing_dir,
                                                         const std::vector<std::string>& functions,
                                                         std::optional<size_t> top,
-                                                        const std::string& lock_path) {
+                                                        const std::string& lock_path,
+                                                        std::optional<int> cpu) {
   std::vector<probe::Target> targets;
   for (const auto& f : functions) {
     targets.emplace_back();
@@ -63,31 +63,42 @@ Result<std::unique_ptr<session::Engine>> start_profiler(const std::string& traci
   co.tool = "funccount";
   co.tracing_dir = tracing_dir;
   co.lock_path = lock_path;
+  co.cpu = cpu;
   auto c = start_counter(Backend::kProfiler, targets, co, std::cerr);
   if (!c) return c.error();
   return std::unique_ptr<session::Engine>(new TableEngine(std::move(*c), top));
 }
 
+Style style_of(const Options& o) {
+  const bool bcc_only = o.pid || o.cpu || o.regex || o.pattern.find(':') != std::string::npos;
+  return bcc_only ? Style::kBcc : Style::kPerfTools;
+}
+
 std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
-                         std::optional<size_t> top) {
+                         std::optional<size_t> top, Style style) {
   std::erase_if(counts, [](const auto& c) { return c.second == 0; });
   std::sort(counts.begin(), counts.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second < b.second : a.first < b.first;
   });
   if (top && counts.size() > *top) counts.erase(counts.begin(), counts.end() - *top);
+  // perf-tools' awk printf "%-30s %8d", bcc's Python "%-36s %8d".
+  const int width = style == Style::kBcc ? 36 : 30;
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%-30s %8s\n", "FUNC", "COUNT");
+  std::snprintf(line, sizeof line, "%-*s %8s\n", width, "FUNC", "COUNT");
   out += line;
   for (const auto& [name, n] : counts) {
-    std::snprintf(line, sizeof line, "%-30s %8llu\n", name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s %8llu\n", width, name.c_str(),
                   static_cast<unsigned long long>(n));
     out += line;
   }
   return out;
 }
 
-std::string header_line(const Options& o) {
+std::string header_line(const Options& o, size_t functions) {
+  if (style_of(o) == Style::kBcc)
+    return "Tracing " + std::to_string(functions) + " functions for \"" + o.pattern +
+           "\"... Hit Ctrl-C to end.\n";
   std::string h = "Tracing \"" + o.pattern + "\"";
   const std::string top = o.top ? ". Top " + std::to_string(*o.top) + " only" : "";
   std::ostringstream secs;
@@ -104,6 +115,10 @@ int run(const Options& o) {
   if (o.pid && !process_exists(*o.pid))
     return fail(
         no_process_error(*o.pid));
+  // A CPU that is not online: said as such, rather than as perf's EINVAL or
+  // tracing_cpumask's EOVERFLOW.
+  if (o.cpu)
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return fail(ok.error());
   auto dir = tracefs::tracing_dir();
   if (!dir) return fail(dir.error());
   auto spec = probe::parse_spec(o.pattern);
@@ -134,9 +149,7 @@ int run(const Options& o) {
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
   if (!targets) return fail(targets.error());
-  if (targets->empty())
-    return fail(Error{
-        0, "0 functions matched by \"" + o.pattern + "\". Exiting.", {}, {}, ErrorKind::kNoMatch});
+  if (targets->empty()) return fail(probe::no_match_error(*spec));
 
   if (spec->kind == probe::Kind::kTracepoint)
     ways = {tracepoint_backend(*targets, features.has(kernel::Feature::kInstances))};
@@ -145,18 +158,20 @@ int run(const Options& o) {
   co.tool = "funccount";
   co.tracing_dir = *dir;
   co.pid = o.pid;
+  co.cpu = o.cpu;
   auto counter = start_counter(ways.front(), *targets, co, std::cerr);
   if (!counter) return fail(counter.error());
-  TableEngine engine(std::move(*counter), o.top);
+  const Style style = style_of(o);
+  TableEngine engine(std::move(*counter), o.top, style);
 
   session::RunOptions r;
-  r.header = header_line(o);
+  r.header = header_line(o, targets->size());
   r.duration = o.duration;
   r.interval = o.interval;
   r.timestamp = o.timestamp;
   if (ways.front() == Backend::kEventTracer) r.poll_ms = kEventTracerPollMs;
   r.before_report = "\n";
-  r.after_report = "\nEnding tracing...\n";
+  r.after_report = style == Style::kBcc ? "Detaching...\n" : "\nEnding tracing...\n";
   return session::run(engine, r);
 }
 

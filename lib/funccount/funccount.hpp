@@ -46,28 +46,42 @@ struct Options {
   std::string pattern;             // a glob (or -r regex), or a t:/lib: spec
   bool regex = false;              // -r
   std::optional<int> pid;          // -p
+  std::optional<int> cpu;          // -c (bcc's)
   std::optional<double> duration;  // -d
   std::optional<double> interval;  // -i
   bool timestamp = false;          // -T
   std::optional<size_t> top;       // -t
 };
 
-// The table: a "FUNC COUNT" line ("%-30s %8s"), then the non-zero counts,
-// ascending (ties by name), the last top of them with top. Pure.
-std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
-                         std::optional<size_t> top);
+// Which original a command line follows, for its output: bcc's funccount
+// when it uses what only bcc's has (-p, -r, -c, a spec with a ':': t:, lib:,
+// p::), perf-tools' otherwise (a kernel function glob, with -d, -i, -t, -T,
+// which both or only perf-tools' have).
+enum class Style { kPerfTools, kBcc };
+Style style_of(const Options& o);
 
-// The header line, as perf-tools' funccount says it. Pure.
-std::string header_line(const Options& o);
+// The table: a "FUNC COUNT" line ("%-30s %8s" as perf-tools', "%-36s %8s"
+// as bcc's), then the non-zero counts, ascending (ties by name), the last
+// top of them with top. Pure.
+std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
+                         std::optional<size_t> top, Style style = Style::kPerfTools);
+
+// The header line, as the original of style_of(o) says it: perf-tools'
+// ("Tracing "vfs*" for 5 seconds...") or bcc's ("Tracing 2 functions for
+// "c:read"... Hit Ctrl-C to end.", functions being how many are counted).
+// Pure.
+std::string header_line(const Options& o, size_t functions = 0);
 
 // The function profiler's engine, started: functions in the top level's
 // set_ftrace_filter and function_profile_enabled on, under the lock at
 // lock_path; each report sums trace_stat/function* over the CPUs and starts
-// the counts again. Everything is restored when it is destroyed. Error: the
-// lock is held (naming the holder), a write the kernel refused.
+// the counts again (with cpu, reads trace_stat/function<cpu> alone).
+// Everything is restored when it is destroyed. Error: the lock is held
+// (naming the holder), a write the kernel refused.
 Result<std::unique_ptr<session::Engine>> start_profiler(
     const std::string& tracing_dir, const std::vector<std::string>& functions,
-    std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock);
+    std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock,
+    std::optional<int> cpu = std::nullopt);
 
 // Runs funccount; returns the exit code (errors said on stderr).
 int run(const Options& o);

@@ -22,10 +22,13 @@ void raise_fd_limit() {
 
 }  // namespace
 
-Result<Counters> Counters::open(const std::vector<Counted>& events, const std::vector<int>& tids) {
+Result<Counters> Counters::open(const std::vector<Counted>& events, const std::vector<int>& tids,
+                                int cpu) {
   raise_fd_limit();
   std::vector<int> cpus;
-  if (tids.empty()) {
+  if (tids.empty() && cpu >= 0) {
+    cpus = {cpu};
+  } else if (tids.empty()) {
     auto c = online_cpus();
     if (!c) return c.error();
     cpus = *c;
@@ -38,8 +41,8 @@ Result<Counters> Counters::open(const std::vector<Counted>& events, const std::v
     attr.disabled = 1;
     attr.inherit = tids.empty() ? 0 : 1;
     std::vector<Fd> fds;
-    auto add = [&](pid_t pid, int cpu) -> Status {
-      auto fd = open_event(attr, pid, cpu);
+    auto add = [&](pid_t pid, int on) -> Status {
+      auto fd = open_event(attr, pid, on);
       if (!fd) {
         Error e = fd.error();
         if (e.err == EMFILE || e.err == ENFILE) {
@@ -60,7 +63,7 @@ Result<Counters> Counters::open(const std::vector<Counted>& events, const std::v
         if (auto s = add(-1, cpu); !s) return s.error();
     } else {
       for (int tid : tids)
-        if (auto s = add(tid, -1); !s) {
+        if (auto s = add(tid, cpu); !s) {
           // A thread that has exited meanwhile is not an error.
           if (s.error().err == ESRCH) continue;
           return s.error();

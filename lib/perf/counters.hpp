@@ -22,10 +22,12 @@ struct Counted {
 class Counters {
  public:
   // One counter per event on each online CPU (tids empty), or per thread
-  // of tids. They start disabled. The file-descriptor limit is raised to
+  // of tids; with cpu (>= 0), on that CPU only (the threads' counters count
+  // while they run there). They start disabled. The file-descriptor limit is raised to
   // the hard limit first. Error: perf_event_open refused one (EMFILE: too
   // many; the hint says how many were needed), or a filter.
-  static Result<Counters> open(const std::vector<Counted>& events, const std::vector<int>& tids);
+  static Result<Counters> open(const std::vector<Counted>& events, const std::vector<int>& tids,
+                               int cpu = -1);
   Counters(Counters&&) noexcept = default;
   Counters& operator=(Counters&&) = delete;
 

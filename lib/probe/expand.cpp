@@ -13,6 +13,14 @@
 // targets, as in bcc's attach_uprobe(sym_re=...), which probes every
 // distinct address.
 //
+// Regexes (-r, funccount's and stackcount's, both bcc's) match as bcc's do:
+// from the start of the name (Python's re.match in BPF.get_kprobe_functions,
+// get_user_functions_and_addresses and get_tracepoints), not anywhere in
+// it. bcc matches a tracepoint's regex against "category:event" as a whole;
+// here the category and event patterns are apart, so the category's must
+// match all of the category (bcc's must reach the ':') and the event's its
+// start.
+//
 // Every loop over names asks opts.stopped() (Ctrl-C by default) before each
 // name: a name costs microseconds, so a stop request ends the expansion at
 // once, whatever the pattern.
@@ -37,6 +45,9 @@
 namespace tracekit::probe {
 
 namespace {
+
+constexpr Anchor name_anchor = Anchor::kStart;
+constexpr Anchor category_anchor = Anchor::kWhole;
 
 // Asked between names: true when the expansion must end (Ctrl-C).
 class StopCheck {
@@ -125,7 +136,7 @@ Result<std::vector<Target>> raw_syscall_targets(const Spec& spec, const Matcher&
 
 Result<std::vector<Target>> tracepoint_targets(const Spec& spec, const Matcher& match,
                                                const ExpandOptions& opts) {
-  auto category = Matcher::make(spec.category, opts.regex);
+  auto category = Matcher::make(spec.category, opts.regex, category_anchor);
   if (!category) return category.error();
   auto dir = tracing_dir_of(opts);
   if (!dir) return dir.error();
@@ -236,9 +247,18 @@ std::string stripped_reason(const std::string& path, const ElfFunctions& syms) {
                        "no function can be found by name");
 }
 
+Error no_match_error(const Spec& spec) {
+  const char* what = spec.kind == Kind::kTracepoint ? "tracepoints" : "functions";
+  return Error{0,
+               "0 " + std::string(what) + " matched by \"" + spec.text + "\". Exiting.",
+               {},
+               {},
+               ErrorKind::kNoMatch};
+}
+
 Result<void> check_patterns(const Spec& spec, bool regex) {
   for (const std::string* p : {&spec.pattern, &spec.category}) {
-    auto m = Matcher::make(*p, regex);
+    auto m = Matcher::make(*p, regex, p == &spec.pattern ? name_anchor : category_anchor);
     if (!m) return m.error();
   }
   return {};
@@ -260,7 +280,7 @@ size_t syscalls_through_raw(std::vector<Target>& targets) {
 
 Result<std::vector<Target>> expand(const Spec& spec, const ExpandOptions& opts) {
   if (spec.kind == Kind::kUsdt) return Error{0, "USDT probes are not supported yet", spec.text, {}};
-  auto match = Matcher::make(spec.pattern, opts.regex);
+  auto match = Matcher::make(spec.pattern, opts.regex, name_anchor);
   if (!match) return match.error();
   Result<std::vector<Target>> out = Error{};
   switch (spec.kind) {

@@ -19,7 +19,7 @@ Result<std::optional<Matcher>> Matcher::optional_regex(const std::string& patter
   return std::optional<Matcher>(std::move(*m));
 }
 
-Result<Matcher> Matcher::make(const std::string& pattern, bool regex) {
+Result<Matcher> Matcher::make(const std::string& pattern, bool regex, Anchor anchor) {
   if (pattern.size() > kMaxPatternLength) {
     // The pattern itself would bury the message: its start is enough.
     return Error{0,
@@ -31,6 +31,7 @@ Result<Matcher> Matcher::make(const std::string& pattern, bool regex) {
   }
   Matcher m;
   m.pattern_ = pattern;
+  m.anchor_ = anchor;
   if (regex) {
     RE2::Options opts;
     opts.set_log_errors(false);    // the error goes into our message instead
@@ -44,7 +45,12 @@ Result<Matcher> Matcher::make(const std::string& pattern, bool regex) {
 }
 
 bool Matcher::operator()(const std::string& name) const {
-  if (re_) return RE2::PartialMatch(name, *re_);
+  if (re_) {
+    const RE2::Anchor a = anchor_ == Anchor::kStart   ? RE2::ANCHOR_START
+                          : anchor_ == Anchor::kWhole ? RE2::ANCHOR_BOTH
+                                                      : RE2::UNANCHORED;
+    return re_->Match(name, 0, name.size(), a, nullptr, 0);
+  }
   return fnmatch(pattern_.c_str(), name.c_str(), 0) == 0;
 }
 

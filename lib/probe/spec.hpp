@@ -84,6 +84,8 @@ struct Target {
 };
 
 struct ExpandOptions {
+  // The patterns are regular expressions, matched as bcc's -r does: from
+  // the start of each name (re.match), a tracepoint's category whole.
   bool regex = false;
   size_t max_probes = 1000;  // more matches than this is an error
   std::string tracing_dir;   // "": tracefs::tracing_dir() (kernel and tracepoint specs)
@@ -161,6 +163,12 @@ Result<std::vector<ElfFunction>> elf_functions(const std::string& path);
 // (is_uprobe_at_func_entry() in perf_callchain_user, x86 only). False when
 // the bytes cannot be read.
 bool entry_sets_frame(const std::string& path, uint64_t offset);
+
+// The error for a spec that matched nothing, as TOOLS.md words it: "0
+// functions matched by "x". Exiting." ("0 tracepoints" for t: specs, as bcc
+// calls them), ErrorKind::kNoMatch; tools print it as any error, prefixed
+// with their name, on stderr, and exit 1. One message for every tool.
+Error no_match_error(const Spec& spec);
 
 // Kernel functions that can be probed, sorted and unique:
 // available_filter_functions when readable, else the text symbols of

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 #include <string_view>
 
@@ -26,6 +27,12 @@ Result<int> event_id(const std::string& tracing_dir, const std::string& system,
 }
 
 }  // namespace
+
+void say_detaching(const std::string& tool, size_t events) {
+  if (events > kSlowPerfDetach)
+    std::cerr << tool << ": detaching " << events
+              << " probes (Ctrl-C again to leave the rest to the next run)..." << std::endl;
+}
 
 size_t Probes::size() const {
   size_t n = functions_.size();

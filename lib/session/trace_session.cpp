@@ -33,7 +33,8 @@ Result<TraceSession> TraceSession::create(const std::string& tracing_dir, const 
 TraceSession::~TraceSession() {
   // The readers of the events before what they read: perf fds, then the
   // instance and its readers (FtraceCapture destroys its reader first),
-  // then the probes.
+  // then the probes. Releasing perf events is slow on many events: said.
+  if (perf_ && probes_) say_detaching(tool_, probes_->events().size());
   perf_.reset();
   ftrace_.reset();
   probes_.reset();

@@ -29,10 +29,6 @@
 
 namespace tracekit::stackcount {
 
-std::string zero_matches_message(const std::string& pattern) {
-  return "0 functions matched by \"" + pattern + "\". Exiting.";
-}
-
 // Table bounds: a few tens of MB at most. Events beyond them are reported,
 // never silently lost.
 constexpr size_t kStacks = 262144;
@@ -204,7 +200,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
   if (!targets) return targets.error();
-  if (targets->empty()) return Error{0, zero_matches_message(o.pattern), {}, {}, ErrorKind::kNoMatch};
+  if (targets->empty()) return probe::no_match_error(*spec);
 
   auto impl = std::make_unique<Impl>();
   impl->o = o;

@@ -53,9 +53,8 @@ class Counter : public session::Engine {
   // Expands the pattern, creates the probes and starts reading. Notes about
   // the choices made (function tracer fallback, skipped functions, threads
   // that cannot be followed) go to warn. Error: a message naming the cause
-  // ("no process with PID N" for a -p that does not exist); zero matches
-  // has zero_matches_message() as its message and ErrorKind::kNoMatch, so
-  // that the tool can print bcc's message.
+  // ("no process with PID N" for a -p that does not exist; zero matches:
+  // probe::no_match_error's).
   static Result<Counter> start(const Options& o, std::ostream& warn);
   Counter(Counter&&) noexcept;
   ~Counter() override;
@@ -78,8 +77,5 @@ class Counter : public session::Engine {
 // bcc's stackcount formats (frames indented 2, "    comm [pid]" with -P,
 // comm first in folded lines with -P). Pure.
 report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool user_stacks);
-
-// The error message start() returns when the pattern matches nothing.
-std::string zero_matches_message(const std::string& pattern);
 
 }  // namespace tracekit::stackcount

@@ -66,7 +66,9 @@ TEST_F(NewUserRuntime, NestedQuantifierRegexEndsQuickly) {
     ASSERT_FALSE(r.timed_out) << "still expanding after 60 s";
     EXPECT_LT(secs, 10.0);
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("0 functions matched by \"" + std::string(spec) + "\""), std::string::npos)
+    const std::string what = spec[0] == 't' ? "tracepoints" : "functions";
+    EXPECT_NE(r.err.find("0 " + what + " matched by \"" + std::string(spec) + "\""),
+              std::string::npos)
         << r.err;
   }
 }
@@ -158,7 +160,8 @@ TEST_F(NewUserRuntime, StrippedBinarySaysItIsStripped) {
   // The unstripped copy: a wrong name is bcc's plain zero-match line.
   auto p = run_tool(tool("stackcount", {plain + ":no_such_function_xyz"}), 30);
   EXPECT_EQ(p.exit_code, 1);
-  EXPECT_EQ(p.err, "0 functions matched by \"" + plain + ":no_such_function_xyz\". Exiting.\n");
+  EXPECT_EQ(p.err, "stackcount: 0 functions matched by \"" + plain +
+                       ":no_such_function_xyz\". Exiting.\n");
 
   // uprobe (issue 38, item 16) said "No such file or directory", as if the
   // file were missing; now the same words as stackcount's.

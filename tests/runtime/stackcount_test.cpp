@@ -331,8 +331,10 @@ struct BadInput {
 
 TEST_F(StackcountRuntime, BadInputIsRejectedClearly) {
   const BadInput cases[] = {
-      {{"no_such_function_xyz"}, 1, "0 functions matched by \"no_such_function_xyz\". Exiting."},
-      {{"t:nosuch:event"}, 1, "0 functions matched by \"t:nosuch:event\". Exiting."},
+      {{"no_such_function_xyz"},
+       1,
+       "stackcount: 0 functions matched by \"no_such_function_xyz\". Exiting."},
+      {{"t:nosuch:event"}, 1, "stackcount: 0 tracepoints matched by \"t:nosuch:event\". Exiting."},
       {{"t:sched"}, 2, "stackcount: "},
       {{"/no/such/lib:func"}, 1, "/no/such/lib"},
       {{"-r", "vfs_(read"}, 2, "vfs_(read"},

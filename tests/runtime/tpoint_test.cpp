@@ -353,7 +353,7 @@ TEST_F(TpointRuntime, UnknownSyscallIsAClearError) {
   auto c = run({tool_path("stackcount"), "t:syscalls:sys_enter_no_such_call"}, 60);
   EXPECT_EQ(c.exit_code, 1) << c.err;
   EXPECT_NE(c.err.find(raw_syscalls() ? "no system call named \"no_such_call\""
-                                      : "0 functions matched"),
+                                      : "0 tracepoints matched"),
             std::string::npos)
       << c.err;
   EXPECT_EQ(tracefs_snapshot(), before_);

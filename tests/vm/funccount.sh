@@ -22,10 +22,11 @@ case_funccount_kprobe_counters_exact() {
   export TRACEKIT_KERNEL_FEATURES="${TRACEKIT_KERNEL_FEATURES:+$TRACEKIT_KERNEL_FEATURES,}-function_profiler"
   start_workload reads $N
   buffered_run /tmp/fc.out funccount -d 2 -p "$WL_PID" 'vfs_rea*'
-  has /tmp/fc.out '^Tracing "vfs_rea\*" for 2 seconds\.\.\.$' "the header"
-  has /tmp/fc.out '^FUNC +COUNT$' "the table's header"
+  # -p is bcc's: bcc's header, table and end line.
+  has /tmp/fc.out '^Tracing [0-9]* functions for "vfs_rea\*"\.\.\. Hit Ctrl-C to end\.$' "the header"
+  has /tmp/fc.out '^FUNC {36}COUNT$' "the table's header"
   expect_count /tmp/fc.out vfs_read $N
-  has /tmp/fc.out '^Ending tracing\.\.\.$' "the end line"
+  has /tmp/fc.out '^Detaching\.\.\.$' "the end line"
 }
 
 # The function tracer counted by address (kprobes forced off too).
@@ -65,7 +66,7 @@ case_funccount_profiler_or_not() {
 case_funccount_regex_top_intervals() {
   start_workload reads $N
   buffered_run /tmp/fc.out funccount -r -t 1 -i 1 -T -d 3 -p "$WL_PID" '^(vfs_read|ksys_read)$'
-  has /tmp/fc.out '^Tracing "\^\(vfs_read\|ksys_read\)\$" for 3 seconds\. Top 1 only\.\.\.$' "the header"
+  has /tmp/fc.out '^Tracing 2 functions for "\^\(vfs_read\|ksys_read\)\$"\.\.\. Hit Ctrl-C to end\.$' "the header"
   [ "$(count /tmp/fc.out '^[0-9][0-9]:[0-9][0-9]:[0-9][0-9]$')" -ge 2 ] || { cat /tmp/fc.out; fail "fewer than 2 timed tables"; }
   [ "$(count /tmp/fc.out '^ksys_read ')" -eq 0 ] || { cat /tmp/fc.out; fail "more than the top 1"; }
   [ "$(awk '$1 == "vfs_read" { s += $2 } END { print s + 0 }' /tmp/fc.out)" -eq $N ] ||
@@ -82,9 +83,26 @@ case_funccount_tracepoint_and_uprobe() {
   expect_count /tmp/fu.out do_reads 1
 }
 
-# No match: bcc's line, exit 1.
+# No match: TOOLS.md's line on stderr, exit 1.
 case_funccount_no_match() {
   rm -f /tmp/fc.out
-  funccount -d 1 'tk_no_such_function_*' > /tmp/fc.out 2>&1 && fail "funccount exited 0"
-  has /tmp/fc.out '^0 functions matched by "tk_no_such_function_\*"\. Exiting\.$' "the line"
+  funccount -d 1 'tk_no_such_function_*' > /tmp/fc.out 2>/tmp/fc.err && fail "funccount exited 0"
+  has /tmp/fc.err '^funccount: 0 functions matched by "tk_no_such_function_\*"\. Exiting\.$' "the line"
+  [ ! -s /tmp/fc.out ] || fail "stdout: $(cat /tmp/fc.out)"
+}
+
+# -p on a process that forks all the time: counters its children inherited
+# are released by a child that was exiting when funccount closed its own, a
+# moment after, and the first probe removed (vfs_writev, the last closed)
+# was refused as busy and left behind (3 runs of 3). Now tried again.
+case_funccount_pid_forking_leaves_nothing() {
+  sh -c 'while :; do /bin/true; done' &
+  local wl=$! i
+  defer "kill $wl 2>/dev/null"
+  for i in 1 2 3; do
+    funccount -d 1 -p "$wl" 'vfs_*' > /tmp/fc.out 2> /tmp/fc.err ||
+      { cat /tmp/fc.err; fail "funccount failed"; }
+    ! grep -q 'cannot' /tmp/fc.err || { cat /tmp/fc.err; fail "a probe was left (run $i)"; }
+    ! grep -q tracekit $T/dynamic_events || { cat $T/dynamic_events; fail "probes left (run $i)"; }
+  done
 }

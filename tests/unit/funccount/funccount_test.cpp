@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <functional>
 #include <sstream>
 
 #include "../tracefs/fake_tree.hpp"
@@ -36,6 +37,38 @@ TEST(FunccountHeader, AsPerfToolsSaysIt) {
   EXPECT_EQ(header_line(o), "Tracing \"vfs_rea*\". Top 5 only... Ctrl-C to end.\n");
   o.duration = 3;
   EXPECT_EQ(header_line(o), "Tracing \"vfs_rea*\" for 3 seconds. Top 5 only...\n");
+}
+
+// A command line follows bcc's funccount when it uses what only bcc's has
+// (-p, -r, a spec with ':'), and then prints bcc's header, "%-36s %8s"
+// table (COUNT at column 40, as bcc 0.26's funccount_example.txt).
+TEST(FunccountStyle, BccLinesPrintAsBcc) {
+  Options o;
+  o.pattern = "tcp_*";
+  EXPECT_EQ(style_of(o), Style::kPerfTools);
+  o.top = 5;
+  o.interval = 1;
+  EXPECT_EQ(style_of(o), Style::kPerfTools);
+  for (auto change : std::vector<std::function<void(Options&)>>{
+           [](Options& x) { x.pid = 185; }, [](Options& x) { x.cpu = 1; },
+           [](Options& x) { x.regex = true; },
+           [](Options& x) { x.pattern = "c:malloc"; }, [](Options& x) { x.pattern = "t:block:*"; },
+           [](Options& x) { x.pattern = "p::vfs_read"; }}) {
+    Options b;
+    b.pattern = "vfs_*";
+    change(b);
+    EXPECT_EQ(style_of(b), Style::kBcc) << b.pattern;
+  }
+  Options r;
+  r.pattern = "c:(write|read)$";
+  r.regex = true;
+  EXPECT_EQ(header_line(r, 2), "Tracing 2 functions for \"c:(write|read)$\"... Hit Ctrl-C to end.\n");
+  r.duration = 5;
+  EXPECT_EQ(header_line(r, 2), "Tracing 2 functions for \"c:(write|read)$\"... Hit Ctrl-C to end.\n");
+  EXPECT_EQ(format_table({{"write", 4}, {"read", 2}}, {}, Style::kBcc),
+            "FUNC                                    COUNT\n"
+            "read                                        2\n"
+            "write                                       4\n");
 }
 
 TEST(FunccountWays, ProfilerFirstButNotForAProcess) {
@@ -125,6 +158,25 @@ TEST(FunccountProfiler, CountsAtTheTopLevelUnderTheLock) {
                             "write T/trace ",
                         }));
   EXPECT_FALSE(t.has("ftrace-lock"));
+}
+
+// -c: the profiler counts per CPU; CPU 1's file alone.
+TEST(FunccountProfiler, OneCpuReadsItsFileAlone) {
+  tracefs::FakeTree t;
+  t.put("set_ftrace_filter", "#### all functions enabled ####\n");
+  t.put("function_profile_enabled", "0\n");
+  t.put("trace", "");
+  t.put("trace_stat/function0", kStat);
+  t.put("trace_stat/function1", "  Function   Hit\n  vfs_read   3\n");
+  t.put("trace_stat/function11", "  Function   Hit\n  vfs_read   5\n");
+  auto e = start_profiler(t.dir(), {"vfs_read"}, {}, t.dir() + "/ftrace-lock", 1);
+  ASSERT_TRUE(e) << e.error().str();
+  std::ostringstream out, err;
+  (*e)->stop();
+  (*e)->report(out, err);
+  EXPECT_EQ(out.str(),
+            "FUNC                              COUNT\n"
+            "vfs_read                              3\n");
 }
 
 }  // namespace

@@ -95,9 +95,16 @@ TEST_F(ProbeExpandTest, Tracepoints) {
       {"t:sched:not_an_event", false, {}},
       {"t:sched:enable", false, {}},
       {"t:nosuch:*", false, {}},
-      {"t:^sched$:switch", true, {"sched:sched_switch"}},
+      // Regexes as bcc's re.match on "category:event": the category whole,
+      // the event from its start.
+      {"t:^sched$:sched_switch", true, {"sched:sched_switch"}},
       {"t:sched:^sched_(switch|wakeup)$", true, {"sched:sched_switch", "sched:sched_wakeup"}},
-      {"t:.:getppid$", true, {"syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"}},
+      {"t:sched:sched_", true, {"sched:sched_switch", "sched:sched_wakeup"}},
+      {"t:sched.*:sched_", true,
+       {"sched:sched_switch", "sched:sched_wakeup", "sched_ext:sched_ext_dump"}},
+      {"t:sched:switch", true, {}},
+      {"t:.:getppid$", true, {}},
+      {"t:.*:.*getppid$", true, {"syscalls:sys_enter_getppid", "syscalls:sys_exit_getppid"}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.spec);
@@ -202,7 +209,12 @@ TEST_F(ProbeExpandTest, KernelFunctions) {
       {"p::vfs_read", false, {"vfs_read"}},
       {"*vfs*", false, {"vfs_read", "vfs_readv", "vfs_write", "vfs_writev", "xfs_vfs_helper"}},
       {"^vfs_(read|write)$", true, {"vfs_read", "vfs_write"}},
-      {"vfs_", true, {"vfs_read", "vfs_readv", "vfs_write", "vfs_writev", "xfs_vfs_helper"}},
+      // Regexes match from the name's start, as bcc's re.match: not
+      // xfs_vfs_helper, and "read$" is no function here.
+      {"vfs_", true, {"vfs_read", "vfs_readv", "vfs_write", "vfs_writev"}},
+      {"(ksys|vfs)_read$", true, {"ksys_read", "vfs_read"}},
+      {"read$", true, {}},
+      {".*read$", true, {"ksys_read", "vfs_read"}},
       {"nothing_*", false, {}},
       {"__ftrace_invalid*", false, {}},
   };

@@ -67,6 +67,41 @@ TEST(ProbeMatchTest, GlobsAndRegexes) {
   }
 }
 
+// bcc's -r is Python's re.match: anchored at the name's start, not its end.
+TEST(ProbeMatchTest, Anchors) {
+  struct AnchorCase {
+    const char* pattern;
+    const char* name;
+    Anchor anchor;
+    bool expected;
+  };
+  const AnchorCase cases[] = {
+      {"(write|read)$", "read", Anchor::kStart, true},
+      {"(write|read)$", "write", Anchor::kStart, true},
+      {"(write|read)$", "_IO_fread", Anchor::kStart, false},
+      {"(write|read)$", "__libc_pread", Anchor::kStart, false},
+      {"(write|read)$", "_IO_fread", Anchor::kSearch, true},
+      {"(write|read)$", "readv", Anchor::kStart, false},
+      {"vfs_", "vfs_read", Anchor::kStart, true},
+      {"vfs_", "do_vfs_read", Anchor::kStart, false},
+      {".*vfs_", "do_vfs_read", Anchor::kStart, true},
+      {"sched", "sched", Anchor::kWhole, true},
+      {"sched", "sched_ext", Anchor::kWhole, false},
+      {"sched", "sched_ext", Anchor::kStart, true},
+      {"sched.*", "sched_ext", Anchor::kWhole, true},
+      // Globs match the whole name whatever the anchor.
+      {"vfs_*", "do_vfs_read", Anchor::kSearch, false},
+  };
+  for (const AnchorCase& c : cases) {
+    SCOPED_TRACE(std::string(c.pattern) + " ~ " + c.name + " anchor " +
+                 std::to_string(static_cast<int>(c.anchor)));
+    const bool regex = std::string(c.pattern) != "vfs_*";
+    auto m = Matcher::make(c.pattern, regex, c.anchor);
+    ASSERT_TRUE(m.ok());
+    EXPECT_EQ((*m)(c.name), c.expected);
+  }
+}
+
 TEST(ProbeMatchTest, BadRegexNamesItAndTheReason) {
   auto m = Matcher::make("tcp_(send", true);
   ASSERT_FALSE(m.ok());
