@@ -15,6 +15,7 @@
 #include "session/run.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::funccount {
 
@@ -84,14 +85,19 @@ std::string format_table(std::vector<std::pair<std::string, uint64_t>> counts,
   // perf-tools' awk printf "%-30s %8d", bcc's Python "%-36s %8d".
   const int width = style == Style::kBcc ? 36 : 30;
   std::string out;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-*s %8s\n", width, "FUNC", "COUNT");
-  out += line;
-  for (const auto& [name, n] : counts) {
-    std::snprintf(line, sizeof line, "%-*s %8llu\n", width, name.c_str(),
-                  static_cast<unsigned long long>(n));
-    out += line;
-  }
+  char count[32];
+  auto row = [&](std::string_view name, std::string_view value) {
+    // A user function's name comes from an ELF file anyone may have built:
+    // its control characters print as '?' (util/strings.hpp printable).
+    size_t at = out.size();
+    append_printable(out, name);
+    size_t shown = out.size() - at;
+    if (shown < static_cast<size_t>(width)) out.append(static_cast<size_t>(width) - shown, ' ');
+    std::snprintf(count, sizeof count, " %8.*s\n", static_cast<int>(value.size()), value.data());
+    out += count;
+  };
+  row("FUNC", "COUNT");
+  for (const auto& [name, n] : counts) row(name, std::to_string(n));
   return out;
 }
 

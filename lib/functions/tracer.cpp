@@ -256,6 +256,23 @@ bool LineFilter::keep(std::string_view line) const {
   return true;
 }
 
+namespace {
+
+// A line of the kernel's trace text, with its control characters other
+// than tabs (which the kernel's own columns use) printed as '?': a task's
+// comm can hold ESC (prctl PR_SET_NAME), which must not reach the terminal.
+void append_line(std::string& out, std::string_view line) {
+  for (size_t tab; (tab = line.find('\t')) != std::string_view::npos;) {
+    append_printable(out, line.substr(0, tab));
+    out.push_back('\t');
+    line.remove_prefix(tab + 1);
+  }
+  append_printable(out, line);
+  out.push_back('\n');
+}
+
+}  // namespace
+
 void LineFilter::feed(std::string_view text, std::string& out) {
   while (!text.empty()) {
     size_t nl = text.find('\n');
@@ -266,17 +283,17 @@ void LineFilter::feed(std::string_view text, std::string& out) {
     std::string_view line = text.substr(0, nl);
     if (!carry_.empty()) {
       carry_.append(line);
-      if (keep(carry_)) out.append(carry_).push_back('\n');
+      if (keep(carry_)) append_line(out, carry_);
       carry_.clear();
     } else if (keep(line)) {
-      out.append(line).push_back('\n');
+      append_line(out, line);
     }
     text.remove_prefix(nl + 1);
   }
 }
 
 void LineFilter::finish(std::string& out) {
-  if (!carry_.empty() && keep(carry_)) out.append(carry_).push_back('\n');
+  if (!carry_.empty() && keep(carry_)) append_line(out, carry_);
   carry_.clear();
 }
 

@@ -29,6 +29,16 @@ TEST(FunccountTable, AscendingNonZeroTopLast) {
   EXPECT_EQ(format_table({}, {}), "FUNC                              COUNT\n");
 }
 
+// A user function's name (lib: specs) comes from an ELF file anyone may
+// have built: ESC and newline print as '?', so they neither drive the
+// terminal nor forge a row; a name longer than any buffer is kept whole.
+TEST(FunccountTable, ControlCharactersInNamesPrintAsQuestionMarks) {
+  const std::string long_name(600, 'n');
+  EXPECT_EQ(format_table({{"ev\x1b[2Jil\nsshd 1", 2}, {long_name, 1}}, {}),
+            "FUNC                              COUNT\n" + long_name + "        1\n" +
+                "ev?[2Jil?sshd 1                       2\n");
+}
+
 TEST(FunccountHeader, AsPerfToolsSaysIt) {
   Options o;
   o.pattern = "vfs_rea*";

@@ -36,6 +36,14 @@ TEST(FunctionsLineFilter, LinesSplitAcrossReadsAreWhole) {
             " 0)   |  vfs_read() {\n 0) }\n");
 }
 
+// A comm renamed with prctl to hold ESC (or a C1 control) must not drive
+// the terminal: control characters print as '?', the kernel's tabs stay.
+TEST(FunctionsLineFilter, ControlCharactersPrintAsQuestionMarks) {
+  EXPECT_EQ(kept(LineFilter(false, false),
+                 {" ev\x1b[2Jil-9 [000]\t1.0: vfs_read <-ksys_read\n x\xc2\x9b-1 [001] 2.0: y\n"}),
+            " ev?[2Jil-9 [000]\t1.0: vfs_read <-ksys_read\n x?-1 [001] 2.0: y\n");
+}
+
 // perf-tools' funcslower -P leaves out the context-switch markers.
 TEST(FunctionsLineFilter, SwitchMarkersDropped) {
   const std::string text =
