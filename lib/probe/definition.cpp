@@ -30,7 +30,7 @@ std::string joined(const std::vector<std::string>& w, size_t from) {
 }
 
 Error bad(std::string_view text, const std::string& why, const std::string& hint) {
-  return Error{0, "invalid probe definition '" + std::string(text) + "': " + why, {}, hint};
+  return Error{0, "invalid probe definition '" + elide(text) + "': " + why, {}, hint};
 }
 
 // "p:" or "r:" and the rest; nullopt when neither.

@@ -41,6 +41,7 @@
 #include "symbols/symbol.hpp"
 #include "syscalls/raw.hpp"
 #include "tracefs/tracing_dir.hpp"
+#include "util/strings.hpp"
 
 namespace tracekit::probe {
 
@@ -60,7 +61,7 @@ class StopCheck {
 };
 
 Error interrupted(const Spec& spec) {
-  return Error{EINTR, "interrupted while expanding \"" + spec.text + "\"", {}, {}};
+  return Error{EINTR, "interrupted while expanding \"" + elide(spec.text) + "\"", {}, {}};
 }
 
 Result<std::string> tracing_dir_of(const ExpandOptions& opts) {
@@ -194,7 +195,8 @@ std::tuple<int, const std::string&> alias_rank(const ElfFunction& f) {
 // the user needs to hear that it cannot be seen rather than that it does
 // not exist.
 Error stripped_error(const Spec& spec, const std::string& path, const ElfFunctions& syms) {
-  return Error{0, "0 functions matched by \"" + spec.text + "\": " + stripped_reason(path, syms),
+  return Error{0,
+               "0 functions matched by \"" + elide(spec.text) + "\": " + stripped_reason(path, syms),
                {}, "probe an unstripped build of it"};
 }
 
@@ -250,7 +252,7 @@ std::string stripped_reason(const std::string& path, const ElfFunctions& syms) {
 Error no_match_error(const Spec& spec) {
   const char* what = spec.kind == Kind::kTracepoint ? "tracepoints" : "functions";
   return Error{0,
-               "0 " + std::string(what) + " matched by \"" + spec.text + "\". Exiting.",
+               "0 " + std::string(what) + " matched by \"" + elide(spec.text) + "\". Exiting.",
                {},
                {},
                ErrorKind::kNoMatch};

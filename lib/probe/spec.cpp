@@ -22,7 +22,7 @@ namespace {
 
 Error bad(std::string_view text, std::string reason, std::string hint = {}) {
   return Error{
-      0, "bad event spec \"" + std::string(text) + "\": " + std::move(reason), {}, std::move(hint)};
+      0, "bad event spec \"" + elide(text) + "\": " + std::move(reason), {}, std::move(hint)};
 }
 
 constexpr const char* kTypes = "types: p (entry), r (return), t (tracepoint), u (USDT)";

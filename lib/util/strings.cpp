@@ -30,12 +30,12 @@ std::string_view trim(std::string_view s) {
 }
 
 std::string elide(std::string_view s, size_t max) {
-  if (s.size() <= max) return std::string(s);
+  if (s.size() <= max) return printable(s);
   size_t n = max;
   // Back to the start of the character that byte n is in (10xxxxxx bytes
   // continue one).
   while (n > 0 && (static_cast<unsigned char>(s[n]) & 0xC0) == 0x80) --n;
-  return std::string(s.substr(0, n)) + "...";
+  return printable(s.substr(0, n)) + "...";
 }
 
 std::optional<std::vector<int>> parse_id_list(std::string_view s) {

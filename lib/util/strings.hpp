@@ -44,7 +44,8 @@ std::string_view trim(std::string_view s);
 
 // What an error message echoes of user input: s when it has max bytes at
 // most, else its first max bytes (not cutting a UTF-8 character) and "...",
-// so that a 100 KB filter or argument does not bury the message.
+// so that a 100 KB filter or argument does not bury the message; its
+// control characters print as '?' (printable()).
 inline constexpr size_t kMaxEchoed = 64;
 std::string elide(std::string_view s, size_t max = kMaxEchoed);
 
