@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "harness.hpp"
@@ -373,6 +375,70 @@ TEST_F(StackcountRuntime, ShortLivedProcessesResolve) {
     EXPECT_EQ(rec.frames[1], "main") << r.out;
     EXPECT_EQ(rec.process.rfind("shortlived [", 0), 0u) << r.out;
   }
+}
+
+// Issue 38: a process that existed before stackcount started and exited
+// before its samples were read (the reader drains every 250 ms, so its
+// last samples are read after the exit) printed "[unknown] [PID]", its
+// user frames "[unknown]", and the hint blamed missing frame pointers.
+// Its name is read at the start (-P); with -p, its mappings too.
+TEST_F(StackcountRuntime, ProcessThatExitsBeforeItsSamplesAreReadIsNamed) {
+  for (bool with_pid : {true, false}) {
+    std::optional<Workload> w(std::in_place, "getppid_n", std::vector<std::string>{"777"});
+    const std::string pid = w->pid_str();
+    std::vector<std::string> args{tool_path("stackcount"), "-P"};
+    if (with_pid) args.insert(args.end(), {"-p", pid});
+    args.push_back("t:syscalls:sys_enter_getppid");
+    Running t(args);
+    ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+    w->go();
+    ASSERT_TRUE(w->wait_line("done", 60));
+    w.reset();  // killed and reaped
+    t.signal(SIGINT);
+    auto r = t.finish(60);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    unsigned long n = 0;
+    for (auto& rec : parse_counts(r.out)) {
+      if (rec.process.find("[" + pid + "]") == std::string::npos) continue;
+      n += rec.count;
+      EXPECT_EQ(rec.process, "getppid_n [" + pid + "]") << r.out;
+      if (with_pid) {
+        EXPECT_TRUE(has(rec.frames, "do_getppids")) << r.out;
+        EXPECT_TRUE(has(rec.frames, "main")) << r.out;
+      }
+    }
+    EXPECT_EQ(n, 777u) << r.out;
+    EXPECT_EQ(r.err.find("frame pointers"), std::string::npos) << r.err;
+  }
+}
+
+// Issue 38: under -P, 59-124 of 1,378-4,008 sched_switch stacks were
+// "[unknown] [PID]": a new process's samples read before the FORK and COMM
+// records naming it (on another CPU's ring), when /proc no longer had it.
+// Every stack of the 200 short-lived processes started here is named.
+TEST_F(StackcountRuntime, ShortLivedProcessesSwitchingAreNamed) {
+  Running t({tool_path("stackcount"), "-P", "t:sched:sched_switch"});
+  ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  auto children = run({"/bin/sh", "-c", "for i in $(seq 200); do /bin/true & echo $!; wait; done"}, 60);
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  ASSERT_EQ(children.exit_code, 0);
+  std::set<std::string> pids;
+  for (auto& line : lines_of(children.out)) pids.insert(line);
+  ASSERT_EQ(pids.size(), 200u);
+  unsigned long named = 0;
+  for (auto& rec : parse_counts(r.out)) {
+    auto open = rec.process.rfind(" [");
+    if (open == std::string::npos) continue;
+    std::string pid = rec.process.substr(open + 2, rec.process.size() - open - 3);
+    if (!pids.count(pid)) continue;
+    // Forked by sh, then exec'd: either name, never "[unknown]".
+    std::string comm = rec.process.substr(0, open);
+    EXPECT_TRUE(comm == "true" || comm == "sh") << rec.process << "\n" << r.out;
+    named += rec.count;
+  }
+  EXPECT_GE(named, 200u) << r.out;  // each switched out at least as it exited
 }
 
 }  // namespace
