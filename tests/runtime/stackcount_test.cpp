@@ -61,6 +61,8 @@ bool has(const std::vector<std::string>& v, const std::string& s) {
   return std::find(v.begin(), v.end(), s) != v.end();
 }
 
+class StacksnoopComm : public TracingTest {};
+
 class StackcountRuntime : public TracingTest {
  protected:
   // Runs tool with args against a fresh stackwork run; SIGINT when done.
@@ -270,6 +272,32 @@ TEST_F(StackcountRuntime, StacksnoopBufferedPrintsEveryStack) {
   }
   EXPECT_EQ(stacks, kSyscalls) << r.out.substr(0, 3000);
   EXPECT_EQ(frames, kSyscalls);
+}
+
+// Issue 38: stacksnoop -v printed COMM "<...>" for a process that had
+// exited by the time its events were printed, where tpoint named it from
+// the kernel's saved_cmdlines.
+TEST_F(StacksnoopComm, ExitedProcessIsNamedFromSavedCmdlines) {
+  std::optional<Workload> w(std::in_place, "stackwork", std::vector<std::string>{"1", "5"});
+  const std::string pid = w->pid_str();
+  Running t({tool_path("stacksnoop"), "-v", "-d", "30", "-p", pid, "t:syscalls:sys_enter_getppid"});
+  ASSERT_TRUE(t.wait_for_stdout("(buffered)...\n", 20));
+  w->go();
+  ASSERT_TRUE(w->wait_line("done", 60));
+  w.reset();  // killed and reaped: only the kernel knows its name now
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long stacks = 0;
+  for (auto& line : lines_of(r.out))
+    if (line.find(" ip: ") != std::string::npos) {
+      ++stacks;
+      std::istringstream fields(line);
+      std::string time, comm, event_pid;
+      fields >> time >> comm >> event_pid;
+      EXPECT_EQ(comm + " " + event_pid, "stackwork " + pid) << line;
+    }
+  EXPECT_EQ(stacks, 5u) << r.out;
 }
 
 TEST_F(StackcountRuntime, StacksnoopLiveVerbose) {
