@@ -187,6 +187,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
        !kernel::Features::host().has(kernel::Feature::kStacktraceTrigger));
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();
+  c.records_per_refused_ = o.stacks && (!stack_option || functions) ? 2 : 1;
   if (o.user_stacks) {
     if (!in.has("options/userstacktrace"))
       return Error{ENOENT, "this kernel's tracefs cannot record user stacks",

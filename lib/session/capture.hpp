@@ -132,6 +132,16 @@ class FtraceCapture {
   // not traced. True without -p.
   bool follows_new_threads() const { return follows_; }
 
+  // The records an event the full buffer refused costs in the drop counts
+  // (ftrace::Reader::dropped): 2 where its stack is still tried (a
+  // stacktrace trigger runs on the kernel's temp-buffer copy of a refused
+  // event; the function tracer writes the stack on its own), 1 where the
+  // stacktrace option only follows a written event or no stacks are taken.
+  // Measured on 6.18: 400,000 events into a full buffer, 284,807 refused:
+  // 569,615 drops with a trigger, 284,808 with the option (each plus the
+  // one event written whose stack was refused).
+  int records_per_refused_event() const { return records_per_refused_; }
+
   ftrace::Reader& reader() { return *reader_; }
   tracefs::Instance& instance() { return *instance_; }
 
@@ -147,6 +157,7 @@ class FtraceCapture {
   const tep_format_field* newtask_flags_ = nullptr;
   bool newtask_is_probe_ = false;
   bool follows_ = true;
+  int records_per_refused_ = 1;
 };
 
 // Data pages of each CPU's perf ring for cpus CPUs: 4 MiB each while all

@@ -300,6 +300,43 @@ TEST_F(StacksnoopComm, ExitedProcessIsNamedFromSavedCmdlines) {
   EXPECT_EQ(stacks, 5u) << r.out;
 }
 
+// Issue 38: under overflow stacksnoop -d warned of the records lost (an
+// event and its stack: 254,591 for 127,295 events), and printed its last
+// event without a stack unexplained. 400,000 events into an 8 MB buffer:
+// the events printed and the events lost add up to them exactly.
+TEST_F(StacksnoopComm, LostEventsAreCountedAsEvents) {
+  constexpr unsigned long kEvents = 400000;
+  Workload w("getppid_n", {std::to_string(kEvents)});
+  w.pin(1 % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  Running t({tool_path("stacksnoop"), "-d", "60", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"});
+  ASSERT_TRUE(t.wait_for_stdout("(buffered)...\n", 20));
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 120));
+  t.signal(SIGINT);
+  auto r = t.finish(120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  // Each event: a line holding its time, then one line per frame.
+  unsigned long printed = 0, stacks = 0;
+  for (auto& line : lines_of(r.out)) {
+    std::istringstream fields(line);
+    std::string time, what;
+    fields >> time >> what;
+    if (time.empty() || !std::isdigit(static_cast<unsigned char>(time[0]))) continue;
+    if (what.empty()) ++printed;
+    if (what == "ip:") ++stacks;
+  }
+  const unsigned long stackless = printed - stacks;
+  unsigned long lost = 0;
+  const std::string warning = "WARNING: ";
+  if (auto at = r.err.find(warning); at != std::string::npos)
+    lost = std::stoul(r.err.substr(at + warning.size()));
+  ASSERT_GT(lost, 0u) << "the buffer should have overflowed\n" << r.err;
+  EXPECT_EQ(printed + lost, kEvents) << printed << " printed, " << stackless << " stackless\n" << r.err;
+  if (stackless) {
+    EXPECT_NE(r.err.find(std::to_string(stackless) + " event"), std::string::npos) << r.err;
+  }
+}
+
 TEST_F(StackcountRuntime, StacksnoopLiveVerbose) {
   Workload w("stackwork", {"1", "5"});
   auto r = trace("stacksnoop", {"-v", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"}, w,
