@@ -14,6 +14,7 @@
 
 #include "harness.hpp"
 #include "kernel/feature.hpp"
+#include "kernel/features.hpp"
 
 namespace tracekit::testing {
 namespace {
@@ -334,6 +335,27 @@ TEST_F(StacksnoopComm, LostEventsAreCountedAsEvents) {
   EXPECT_EQ(printed + lost, kEvents) << printed << " printed, " << stackless << " stackless\n" << r.err;
   if (stackless) {
     EXPECT_NE(r.err.find(std::to_string(stackless) + " event"), std::string::npos) << r.err;
+  }
+}
+
+// Issue 38: stacksnoop -p PID on a kernel function, where the kernel has
+// no kprobes and refuses the function tracer, failed with a raw "cannot
+// write PID: .../set_ftrace_pid: Operation not permitted": the refusal
+// names the function tracer, as it does without -p.
+TEST_F(StacksnoopComm, RefusedFunctionTracerUnderPidIsNamed) {
+  auto& features = kernel::Features::host();
+  if (features.has(kernel::Feature::kKprobes) || features.has(kernel::Feature::kFunctionTracer))
+    GTEST_SKIP() << "needs a kernel without kprobes that refuses the function tracer";
+  Workload w("stackwork");
+  for (bool with_pid : {true, false}) {
+    std::vector<std::string> args{tool_path("stacksnoop")};
+    if (with_pid) args.insert(args.end(), {"-p", w.pid_str()});
+    args.push_back("vfs_read");
+    auto r = run(args, 30);
+    EXPECT_EQ(r.exit_code, 1) << r.err;
+    EXPECT_NE(r.err.find("stacksnoop: the kernel refuses the function tracer: "), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("forbids function tracing here"), std::string::npos) << r.err;
   }
 }
 
