@@ -229,6 +229,16 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   return c;
 }
 
+uint64_t lost_events(uint64_t dropped, uint64_t stackless, int records_per_event) {
+  const uint64_t per = records_per_event > 0 ? static_cast<uint64_t>(records_per_event) : 1;
+  const uint64_t refused = dropped - std::min(stackless, dropped);  // whole events' records
+  return (refused + per - 1) / per;
+}
+
+uint64_t FtraceCapture::lost_events() const {
+  return session::lost_events(reader_->dropped(), reader_->unpaired(), records_per_refused_);
+}
+
 void FtraceCapture::route(const ftrace::Event& e, const ftrace::Reader::Callback& fn) {
   if (newtask_ && e.type == newtask_->id()) {
     auto child = newtask_->number(newtask_pid_, e.data);

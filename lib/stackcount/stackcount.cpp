@@ -396,7 +396,8 @@ report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool u
 void Counter::report(std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
   report::PrintOptions p = report_options(m.o, m.kernel_stacks, m.user_stacks);
-  uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
+  // Events, not ring records (an event and its stack are two).
+  uint64_t lost = m.ftrace ? m.ftrace->lost_events() : m.perf->events().lost();
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = lost - m.lost_reported;
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);

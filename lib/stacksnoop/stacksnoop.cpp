@@ -1,6 +1,5 @@
 #include "stacksnoop/stacksnoop.hpp"
 
-#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -149,16 +148,7 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
         << " printed without a stack: the buffer filled between the event and its stack.\n";
 }
 
-uint64_t lost_events(uint64_t dropped, uint64_t stackless, int records_per_event) {
-  const uint64_t per = records_per_event > 0 ? static_cast<uint64_t>(records_per_event) : 1;
-  const uint64_t refused = dropped - std::min(stackless, dropped);  // whole events' records
-  return (refused + per - 1) / per;
-}
-
-uint64_t Snooper::dropped() const {
-  auto& c = *impl_->capture;
-  return lost_events(c.reader().dropped(), c.reader().unpaired(), c.records_per_refused_event());
-}
+uint64_t Snooper::dropped() const { return impl_->capture->lost_events(); }
 
 uint64_t Snooper::read() const { return impl_->read; }
 

@@ -28,14 +28,6 @@ struct Options {
   std::string spec;
 };
 
-// The events lost, from the records the buffers refused (dropped), the
-// events read without their stack (stackless: the buffer filled between
-// an event and its stack, which was refused) and the records a refused
-// event costs (session::FtraceCapture::records_per_refused_event): the
-// drops counted records, not events (254,591 for 127,295 events and one
-// stack). Rounded up. Pure.
-uint64_t lost_events(uint64_t dropped, uint64_t stackless, int records_per_event);
-
 // Per-CPU buffer size in buffered mode.
 inline constexpr size_t kBufferedKb = 8192;
 
@@ -62,7 +54,7 @@ class Snooper : public session::Engine {
   // The column header, printed when tracing starts (live) or before the
   // events (buffered).
   std::string header() const;
-  // Events the buffers refused (lost_events()).
+  // Events the buffers refused (session::lost_events()).
   uint64_t dropped() const;
   // Events read from the kernel.
   uint64_t read() const;

@@ -499,6 +499,30 @@ TEST_F(StackcountRuntime, ProcessThatExitsBeforeItsSamplesAreReadIsNamed) {
   }
 }
 
+// Issue 38 (item 11, as stacksnoop): the ftrace backend's lost events were
+// ring records (an event and its stack: two). The reader is stopped while
+// 400,000 events overflow its buffer: counted and lost add up to them.
+TEST_F(StackcountRuntime, FtraceLostEventsAreCountedAsEvents) {
+  constexpr unsigned long kEvents = 400000;
+  Workload w("getppid_n", {std::to_string(kEvents)});
+  w.pin(1 % static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)));
+  Running t({tool_path("stackcount"), "-K", "-p", w.pid_str(), "t:syscalls:sys_enter_getppid"});
+  ASSERT_TRUE(t.wait_for_stdout("Hit Ctrl-C to end.\n", 20));
+  t.signal(SIGSTOP);
+  w.go();
+  ASSERT_TRUE(w.wait_line("done", 120));
+  t.signal(SIGCONT);
+  t.signal(SIGINT);
+  auto r = t.finish(120);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long lost = 0;
+  const std::string warning = "WARNING: ";
+  if (auto at = r.err.find(warning); at != std::string::npos)
+    lost = std::stoul(r.err.substr(at + warning.size()));
+  ASSERT_GT(lost, 0u) << "the buffer should have overflowed\n" << r.err;
+  EXPECT_EQ(total(parse_counts(r.out)) + lost, kEvents) << r.out << r.err;
+}
+
 // Issue 38: under -P, 59-124 of 1,378-4,008 sched_switch stacks were
 // "[unknown] [PID]": a new process's samples read before the FORK and COMM
 // records naming it (on another CPU's ring), when /proc no longer had it.

@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
 
-#include "stacksnoop/stacksnoop.hpp"
+#include "session/capture.hpp"
 
-namespace tracekit::stacksnoop {
+namespace tracekit::session {
 namespace {
 
 // Issue 38: "254591 events lost" where 127,295 events were refused whole
@@ -20,4 +20,4 @@ TEST(StacksnoopLostTest, CountsEventsNotRecords) {
 }
 
 }  // namespace
-}  // namespace tracekit::stacksnoop
+}  // namespace tracekit::session
