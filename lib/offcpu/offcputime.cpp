@@ -552,6 +552,10 @@ Result<Tracer> Tracer::start(const Options& o) {
     t->chains.emplace(ring_cpus.size());
   }
   if (auto st = t->events->enable(); !st) return st.error();
+  // The traced process exists now: its mappings are read while it does,
+  // for its samples may be read after it has exited (no MMAP2 records come
+  // for what it mapped before the events were enabled).
+  if (o.pid && !o.kernel_stacks_only) t->user_syms.note_process(*o.pid);
   return Tracer(std::move(t));
 }
 

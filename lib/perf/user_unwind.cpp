@@ -50,8 +50,12 @@ void ShortUserStacks::note(uint32_t pid, std::span<const uint64_t> user,
                            symbols::UserSymbols& syms) {
   if (user.empty() || pid == 0 || hinted_) return;
   if (seen_++ >= kEveryStack && seen_ % kSampleEvery != 0) return;
-  ++all_;
   const auto p = static_cast<pid_t>(pid);
+  // A stack whose first frame is in no known code tells nothing of the
+  // frames after it: its process's mappings are unknown (it exited before
+  // they could be read), and every address would look like no code.
+  if (!syms.in_file(p, user[0]) && !syms.lookup(p, user[0])) return;
+  ++all_;
   // Return addresses: JIT code is known by its perf-PID.map symbols only.
   if (short_user_stack(user, [&](uint64_t addr) {
         return syms.in_file(p, addr) || syms.lookup(p, addr, true);

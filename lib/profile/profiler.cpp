@@ -223,6 +223,14 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   if (!o.user_only)
     if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
   if (auto st = impl->events.enable(); !st) return st.error();
+  // Tasks that existed before the events were enabled get no COMM or MMAP2
+  // records: their names (and with -p, the processes' mappings) are read
+  // now, while they live, for their samples may be read after they exit.
+  if (o.pids.empty()) impl->names.note_existing();
+  for (int pid : o.pids) {
+    impl->names.note_existing(static_cast<uint32_t>(pid));
+    if (!o.kernel_only) impl->user_syms.note_process(pid);
+  }
   return Profiler(std::move(impl));
 }
 
@@ -261,7 +269,10 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.events.lost();
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
-  report::print_stack_report(out, err, m.counts, &m.user_syms, p);
+  report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  // Names of threads whose samples came before the records naming them.
+  for (auto& rec : r.records) rec.comm = m.names.settle(rec.comm);
+  report::print_report(out, err, r, p);
   if (m.events.lost() > 0) err << lost_warning(m.o, m.events.lost());
   m.cut.warn(err);
   if (m.unwinder) m.unwinder->warn(err);

@@ -187,6 +187,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
        !kernel::Features::host().has(kernel::Feature::kStacktraceTrigger));
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();
+  c.records_per_refused_ = o.stacks && (!stack_option || functions) ? 2 : 1;
   if (o.user_stacks) {
     if (!in.has("options/userstacktrace"))
       return Error{ENOENT, "this kernel's tracefs cannot record user stacks",
@@ -226,6 +227,16 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   c.reader_.emplace(std::move(*reader));
   c.reader_->set_time_ordered(o.time_ordered);
   return c;
+}
+
+uint64_t lost_events(uint64_t dropped, uint64_t stackless, int records_per_event) {
+  const uint64_t per = records_per_event > 0 ? static_cast<uint64_t>(records_per_event) : 1;
+  const uint64_t refused = dropped - std::min(stackless, dropped);  // whole events' records
+  return (refused + per - 1) / per;
+}
+
+uint64_t FtraceCapture::lost_events() const {
+  return session::lost_events(reader_->dropped(), reader_->unpaired(), records_per_refused_);
 }
 
 void FtraceCapture::route(const ftrace::Event& e, const ftrace::Reader::Callback& fn) {

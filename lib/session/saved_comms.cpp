@@ -5,10 +5,13 @@
 
 namespace tracekit::session {
 
-std::string SavedComms::operator()(int pid) {
+std::optional<std::string> SavedComms::known(int pid) {
   auto it = comms_.find(pid);
   if (it == comms_.end()) {
-    if (auto t = read_file(dir_ + "/saved_cmdlines")) comms_ = output::parse_saved_cmdlines(*t);
+    // Merged, not replaced: the kernel's table evicts names this one still
+    // needs for events already read.
+    if (auto t = read_file(dir_ + "/saved_cmdlines"))
+      for (auto& [p, name] : output::parse_saved_cmdlines(*t)) comms_[p] = std::move(name);
     it = comms_.find(pid);
   }
   if (it != comms_.end()) return it->second;
@@ -16,7 +19,11 @@ std::string SavedComms::operator()(int pid) {
     std::string name(trim(*c));
     if (!name.empty()) return name;
   }
-  return std::string(output::kUnknownComm);
+  return std::nullopt;
+}
+
+std::string SavedComms::operator()(int pid) {
+  return known(pid).value_or(std::string(output::kUnknownComm));
 }
 
 }  // namespace tracekit::session

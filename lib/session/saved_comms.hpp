@@ -3,6 +3,7 @@
 // carry their task's name: read once, and again on a pid it does not know.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -15,6 +16,8 @@ class SavedComms {
   // hundred tasks, and busy hosts evict them), /proc/PID/comm while the
   // task lives; else output::kUnknownComm ("<...>").
   std::string operator()(int pid);
+  // The same, but nullopt where operator() says "<...>".
+  std::optional<std::string> known(int pid);
 
  private:
   std::string dir_;

@@ -17,6 +17,7 @@
 #include "perf/user_unwind.hpp"
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
+#include "session/saved_comms.hpp"
 #include "session/trace_session.hpp"
 #include "syscalls/raw.hpp"
 #include "symbols/kallsyms.hpp"
@@ -59,6 +60,7 @@ struct Counter::Impl {
   session::PerfCapture* perf = nullptr;
   std::unique_ptr<symbols::UserSymbols> user_syms = std::make_unique<symbols::UserSymbols>();
   perf::TaskNames names;
+  std::optional<session::SavedComms> saved_comms;  // ftrace backend, -P: names at report time
   std::unique_ptr<perf::ProcessEvents> process;  // perf backend: COMM, FORK, MMAP2
   std::unordered_map<uint32_t, uint32_t> tgid_cache;
   aggregate::StackCounts counts{kStacks, kKeys};
@@ -306,6 +308,7 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
                    (static_cast<size_t>(getpagesize()) / 1024);
     if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
     impl->ftrace = impl->trace->ftrace();
+    if (o.per_pid) impl->saved_comms.emplace(*dir);
   } else {
     co.regs_abi = impl->drop_compat;
     if (auto st = impl->trace->read_with_perf(co, want_kernel && !impl->raw_syscalls, want_user);
@@ -320,7 +323,16 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
                                                           impl->perf->attr());
     if (auto st = impl->perf->events().enable(); !st) return st.error();
+    // The traced process exists now: its mappings are read while it does,
+    // for its samples may be read only after it has exited (no MMAP2
+    // records come for what it mapped before the events were enabled).
+    if (o.pid && want_user) impl->user_syms->note_process(*o.pid);
   }
+  // Likewise its name, and every other task's under -P without -p: a task
+  // that existed before the events were enabled gets no COMM record.
+  if (o.per_pid)
+    impl->names.note_existing(o.pid ? std::optional<uint32_t>(static_cast<uint32_t>(*o.pid))
+                                    : std::nullopt);
   return Counter(std::move(impl));
 }
 
@@ -380,11 +392,19 @@ report::PrintOptions report_options(const Options& o, bool kernel_stacks, bool u
 void Counter::report(std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
   report::PrintOptions p = report_options(m.o, m.kernel_stacks, m.user_stacks);
-  uint64_t lost = m.ftrace ? m.ftrace->reader().dropped() : m.perf->events().lost();
+  // Events, not ring records (an event and its stack are two).
+  uint64_t lost = m.ftrace ? m.ftrace->lost_events() : m.perf->events().lost();
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = lost - m.lost_reported;
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   report::Report r = report::build_report(m.counts, m.user_syms.get(), p, err);
+  // Names of threads whose samples came before the records naming them.
+  if (m.o.per_pid) {
+    perf::TaskNames::Fallback saved;
+    if (m.saved_comms)
+      saved = [&m](uint32_t tid) { return m.saved_comms->known(static_cast<int>(tid)); };
+    for (auto& rec : r.records) rec.comm = m.names.settle(rec.comm, saved);
+  }
   // The report holds what it prints: the tables start over before it is
   // printed, and their pages go back to the kernel (malloc keeps freed
   // heap pages resident otherwise), so that printing and the -o files'

@@ -12,12 +12,12 @@
 #include "ftrace/reader.hpp"
 #include "output/snoop.hpp"
 #include "probe/spec.hpp"
+#include "session/saved_comms.hpp"
 #include "session/trace_session.hpp"
 #include "symbols/kallsyms.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
-#include "util/strings.hpp"
 
 namespace tracekit::stacksnoop {
 
@@ -27,6 +27,9 @@ struct Snooper::Impl {
   std::optional<session::TraceSession> trace;
   session::FtraceCapture* capture = nullptr;  // trace's reader
   symbols::KernelSymbols ksyms;
+  // Names as the kernel recorded them (saved_cmdlines), then /proc: a task
+  // that has exited by the time its event is printed is still named.
+  std::optional<session::SavedComms> saved_comms;
   std::unordered_map<int, std::string> comms;
   std::vector<output::Frame> frames;
   uint64_t read = 0;
@@ -37,10 +40,7 @@ struct Snooper::Impl {
     if (pid == 0) return "<idle>";
     auto it = comms.find(pid);
     if (it != comms.end()) return it->second;
-    std::string name = "<...>";
-    if (auto text = read_file("/proc/" + std::to_string(pid) + "/comm"); text && !trim(*text).empty())
-      name = std::string(trim(*text));
-    return comms.emplace(pid, std::move(name)).first->second;
+    return comms.emplace(pid, (*saved_comms)(pid)).first->second;
   }
 
   void print(const ftrace::Event& e, std::ostream& out) {
@@ -93,6 +93,7 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   auto impl = std::make_unique<Impl>();
   impl->o = o;
   impl->out = &out;
+  impl->saved_comms.emplace(*dir);
   auto k = symbols::KernelSymbols::load();
   if (k)
     impl->ksyms = std::move(*k);
@@ -142,9 +143,12 @@ void Snooper::report(std::ostream& out, std::ostream& err) {
     err << "stacksnoop: " << n << " of the " << read() << " events read were not printed"
         << (cli::output_error() == EPIPE ? ": stdout was closed" : "") << ".\n";
   session::report_lost(err, dropped(), m.o.buffered_secs.has_value());
+  if (uint64_t n = m.capture->reader().unpaired(); n && m.capture->reader().dropped())
+    err << "stacksnoop: " << n << (n == 1 ? " event was" : " events were")
+        << " printed without a stack: the buffer filled between the event and its stack.\n";
 }
 
-uint64_t Snooper::dropped() const { return impl_->capture->reader().dropped(); }
+uint64_t Snooper::dropped() const { return impl_->capture->lost_events(); }
 
 uint64_t Snooper::read() const { return impl_->read; }
 

@@ -54,7 +54,7 @@ class Snooper : public session::Engine {
   // The column header, printed when tracing starts (live) or before the
   // events (buffered).
   std::string header() const;
-  // Events the buffers refused.
+  // Events the buffers refused (session::lost_events()).
   uint64_t dropped() const;
   // Events read from the kernel.
   uint64_t read() const;

@@ -482,13 +482,20 @@ Status Instance::set_event_pid(const std::vector<int>& pids) {
   return set_pids(pid_file(PidList::kEvents), pids);
 }
 
+// The function tracer's pid list is refused as the tracer is (EPERM under
+// lockdown), and said so: the first write a -p run makes of it.
 Status Instance::set_ftrace_pid(const std::vector<int>& pids) {
-  return set_pids(pid_file(PidList::kFunctions), pids);
+  auto s = set_pids(pid_file(PidList::kFunctions), pids);
+  if (!s) return tracer_refused(s.error(), "function tracer", "CONFIG_FUNCTION_TRACER");
+  return s;
 }
 
 Status Instance::add_pids(PidList list, const std::vector<int>& pids) const {
   if (pids.empty()) return {};
-  return log_.append(pid_file(list), pid_list(pids));
+  auto s = log_.append(pid_file(list), pid_list(pids));
+  if (!s && list == PidList::kFunctions)
+    return tracer_refused(s.error(), "function tracer", "CONFIG_FUNCTION_TRACER");
+  return s;
 }
 
 Result<uint64_t> Instance::dropped_events(int cpu) const {

@@ -386,6 +386,29 @@ TEST_F(OffcputimeRuntime, UserAndKernelThreadFilters) {
   EXPECT_GT(checked, 0u) << kernel.out;
 }
 
+// Issue 38 (as stackcount -p): a process that existed before offcputime
+// started and exited before its samples were read had only "[unknown]" user
+// frames (no MMAP2 records for what it mapped before). offcputime is
+// stopped (SIGSTOP) while the workload runs and exits, so that every
+// sample is read after the exit.
+TEST_F(OffcputimeRuntime, ProcessThatExitsBeforeItsSamplesAreReadResolves) {
+  std::optional<Workload> w(std::in_place, "offcpu");
+  auto busy = busy_without_switch_records();
+  Running t({tool_path("offcputime"), "-U", "-f", "-p", w->pid_str()});
+  ASSERT_TRUE(wait_for_tracing(t.pid(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), 20));
+  t.signal(SIGSTOP);
+  w->go();
+  ASSERT_TRUE(w->wait_line("done", 60));
+  w.reset();  // killed and reaped
+  t.signal(SIGCONT);
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto folded = parse_folded(r.out);
+  EXPECT_GT(total_with(folded, "sleep_known"), 0.0) << r.out;
+  EXPECT_GT(total_with(folded, "poll_known"), 0.0) << r.out;
+}
+
 TEST_F(OffcputimeRuntime, StopSignalsStillPrintTheReport) {
   for (int sig : {SIGTERM, SIGHUP}) {
     auto busy = busy_without_switch_records();  // (see trace_workload)

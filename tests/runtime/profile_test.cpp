@@ -1,5 +1,6 @@
 // profile against workloads with known behaviour, on this kernel.
 #include <gtest/gtest.h>
+#include <optional>
 #include <signal.h>
 #include <unistd.h>
 
@@ -120,6 +121,35 @@ TEST_F(ProfileRuntime, KernelAndUserSymbolsWithDelimiter) {
   // A sample can land where the kernel's unwinder stops early (in a
   // retpoline thunk, say); nearly all go back to the system call entry.
   EXPECT_GE(through_entry, with_both * 9 / 10) << r.out;
+}
+
+// Issue 38 (as stackcount -p): a process that existed before profile
+// started and exited before its samples were read had "[unknown]" for a
+// name and user frames. profile is stopped (SIGSTOP) while the workload
+// runs and exits, so that every sample is read after the exit.
+TEST_F(ProfileRuntime, ProcessThatExitsBeforeItsSamplesAreReadResolves) {
+  std::optional<Workload> w(std::in_place, "getppid_n", std::vector<std::string>{"3000000"});
+  const std::string pid = w->pid_str();
+  Running t({tool_path("profile"), "-U", "-F", "199", "-f", "-p", pid});
+  ASSERT_TRUE(wait_for_tracing(t.pid(), static_cast<int>(sysconf(_SC_NPROCESSORS_ONLN)), 20));
+  t.signal(SIGSTOP);
+  w->go();
+  ASSERT_TRUE(w->wait_line("done", 120));
+  w.reset();  // killed and reaped
+  t.signal(SIGCONT);
+  t.signal(SIGINT);
+  auto r = t.finish(60);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  unsigned long all = 0, resolved = 0;
+  for (auto& [stack, n] : parse_folded(r.out)) {
+    auto frames = frames_of(stack);
+    ASSERT_FALSE(frames.empty());
+    EXPECT_EQ(frames[0], "getppid_n") << stack;
+    all += n;
+    if (std::find(frames.begin(), frames.end(), "do_getppids") != frames.end()) resolved += n;
+  }
+  ASSERT_GT(all, 10u) << r.out;
+  EXPECT_GE(resolved * 10, all * 9) << r.out;
 }
 
 TEST_F(ProfileRuntime, KernelOnlyHasNoUserFrames) {

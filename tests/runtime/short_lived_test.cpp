@@ -143,7 +143,7 @@ Resolution resolve(const Recording& r, bool with_mmaps, const perf_event_attr& a
   }
   EXPECT_TRUE(exec_time.has_value()) << "no COMM exec record for " << r.pid;
   out.stats = process.stats();
-  out.comm = std::string(names.comm(r.pid, r.pid, 0));
+  out.comm = names.settle(names.comm(r.pid, r.pid, 0));
   for (const Taken& t : taken) {
     // Before the exec the child ran the test's own image (fork).
     if (!exec_time || t.time < *exec_time) continue;
@@ -210,7 +210,8 @@ TEST_F(ShortLivedRuntime, ArrivalOrderLosesTheImageWhenTheForkIsReadLate) {
   ASSERT_GE(r.samples, 20) << "too few samples of the workload";
   EXPECT_EQ(r.resolved, 0);
   // The late FORK also undid the exec's name (the parent's name, unknown
-  // here, would have been copied; an unknown one sends comm() to /proc).
+  // here, would have been copied; an unknown one is what settle() makes
+  // of the placeholder: "[unknown]" when the parent is never named).
   EXPECT_EQ(r.comm, "[unknown]");
 }
 

@@ -103,3 +103,26 @@ case_stacksnoop_function_tracer_live() {
   [ "$n" -eq 7 ] || fail "$n stacks, expected 7: $(head -n 30 /tmp/ss.out)"
   has /tmp/ss.out ' reads +[0-9]+ +[0-9] +ip: ' "the COMM PID CPU columns"
 }
+
+# stacksnoop, buffered, through the function tracer, under overflow (issue
+# 38): the drops count ring records (the function tracer writes an event's
+# stack on its own: a refused event costs two), and the warning counts
+# events: those printed and those lost add up to the calls exactly.
+case_stacksnoop_function_tracer_lost_events_exact() {
+  local n=400000
+  start_workload reads $n
+  rm -f /tmp/ss.out /tmp/ss.err   # (see traced_run)
+  TRACEKIT_KERNEL_FEATURES=-kprobes stacksnoop -d 120 -p "$WL_PID" vfs_read \
+    > /tmp/ss.out 2> /tmp/ss.err &
+  local tool=$!
+  wait_for /tmp/ss.out '\(buffered\)'
+  kill -USR1 "$WL_PID"
+  wait_for "$WL_OUT" '^done'
+  kill -INT "$tool"
+  wait "$tool" || fail "stacksnoop exited with $?: $(tail -n 3 /tmp/ss.err)"
+  local printed lost
+  printed=$(awk 'NF == 1 && $1 ~ /^[0-9]/' /tmp/ss.out | wc -l)
+  lost=$(sed -n 's/^WARNING: \([0-9]*\) events lost.*/\1/p' /tmp/ss.err)
+  [ -n "$lost" ] || fail "nothing lost: the buffer should have overflowed: $(cat /tmp/ss.err)"
+  [ $((printed + lost)) -eq $n ] || fail "$printed printed + $lost lost, expected $n: $(cat /tmp/ss.err)"
+}

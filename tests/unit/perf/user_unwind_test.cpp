@@ -1,6 +1,7 @@
 #include "perf/user_unwind.hpp"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <sstream>
 
@@ -42,6 +43,29 @@ TEST(PerfUserUnwindTest, ShortUserStacks) {
   EXPECT_EQ(kTruncatedUserStacksHint,
             "user stacks look truncated (code built without frame pointers?); try --call-graph "
             "dwarf\n");
+}
+
+__attribute__((noinline)) int own_code(int x) { return x * 3 + 1; }
+
+// Issue 38: the stacks of a process that exited before its mappings were
+// read were all taken for short ones, and the hint blamed frame pointers.
+TEST(PerfUserUnwindTest, StacksOfAProcessWithUnknownMappingsDoNotHint) {
+  symbols::UserSymbols syms;
+  const uint64_t code = reinterpret_cast<uint64_t>(&own_code);
+  const uint64_t one_frame[] = {code, 0x10};  // the second is no code
+  ShortUserStacks gone;
+  constexpr uint32_t kGone = 1u << 30;  // above any pid_max: nothing is known of it
+  for (uint64_t i = 0; i < 2 * kMinShortUserStacks; ++i) gone.note(kGone, one_frame, syms);
+  std::ostringstream none;
+  gone.hint(none);
+  EXPECT_EQ(none.str(), "");
+  // The same stacks in a process whose code is known do look short.
+  ShortUserStacks own;
+  for (uint64_t i = 0; i < 2 * kMinShortUserStacks; ++i)
+    own.note(static_cast<uint32_t>(getpid()), one_frame, syms);
+  std::ostringstream hinted;
+  own.hint(hinted);
+  EXPECT_EQ(hinted.str(), kTruncatedUserStacksHint);
 }
 
 TEST(PerfUserUnwindTest, CutWarning) {
