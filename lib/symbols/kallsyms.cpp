@@ -72,7 +72,14 @@ KernelSymbols::Table KernelSymbols::parse_table(std::string_view text) {
     size_t sp1 = s.find(' ');
     if (sp1 == std::string_view::npos || sp1 + 3 > s.size() || s[sp1 + 2] != ' ') continue;
     char type = s[sp1 + 1];
-    if (type != 't' && type != 'T' && type != 'w' && type != 'W') continue;
+    if (type != 't' && type != 'T' && type != 'w' && type != 'W') {
+      // vmlinux's data and bss too: where its image ends ('A'bsolute
+      // symbols are offsets, not addresses).
+      if (type != 'A' && type != 'a' && line.find('[') == std::string_view::npos)
+        if (auto a = parse_hex<uint64_t>(s.substr(0, sp1)); a && *a > table.image_end)
+          table.image_end = *a;
+      continue;
+    }
     auto addr = parse_hex<uint64_t>(s.substr(0, sp1));
     // Zero is what an unprivileged reader sees for every symbol.
     if (!addr || *addr == 0) continue;
@@ -118,6 +125,12 @@ KernelSymbols::Table KernelSymbols::parse_table(std::string_view text) {
     table.syms.push_back({p.addr, p.name, p.module});
   }
   std::sort(table.text_ends.begin(), table.text_ends.end());
+  // Data that ends below vmlinux's last text says nothing of where it ends.
+  for (auto it = table.syms.rbegin(); it != table.syms.rend(); ++it)
+    if (it->module == 0) {
+      if (table.image_end <= it->addr) table.image_end = 0;
+      break;
+    }
   return table;
 }
 
@@ -222,6 +235,10 @@ std::optional<Resolved> KernelSymbols::lookup(uint64_t addr, bool return_address
   if (sym.module == 0) {
     auto end = std::upper_bound(text_ends.begin(), text_ends.end(), sym.addr);
     if (end != text_ends.end() && a >= *end) return std::nullopt;
+    // Past vmlinux's image (a symbol of .exit.text or the like, after the
+    // last text end marker, once stood for every address above it: an
+    // ftrace trampoline in module space printed as exit_amd_microcode).
+    if (t.image_end && a > t.image_end) return std::nullopt;
   }
   return Resolved{std::string_view(names.data() + sym.name), addr - sym.addr,
                   std::string_view(names.data() + sym.module),

@@ -46,6 +46,14 @@ class KernelSymbols {
   // end and extends to the next symbol (or forever, for the very last).
   std::optional<Resolved> lookup(uint64_t addr, bool return_address = false) const;
 
+  // Whether addr lies above vmlinux's image (its highest symbol of any
+  // type, data and bss included): module space, where modules and the
+  // trampolines ftrace and kprobes allocate live. False when kallsyms did
+  // not tell where the image ends.
+  bool past_image(uint64_t addr) const {
+    return table().image_end != 0 && addr > table().image_end;
+  }
+
   size_t size() const { return table().syms.size(); }
   // Whether the table is there: lookups answer without waiting for the
   // background load (true for an empty or a parsed table too).
@@ -72,6 +80,7 @@ class KernelSymbols {
     std::vector<Sym> syms;            // sorted by addr, one per address
     std::string names;                // NUL-separated names; offset 0 is ""
     std::vector<uint64_t> text_ends;  // sorted "_etext"/"_einittext" addresses
+    uint64_t image_end = 0;           // vmlinux's highest address (any symbol type), 0: unknown
   };
   static Table parse_table(std::string_view text);
   // The table, once loaded (waits for a background load).

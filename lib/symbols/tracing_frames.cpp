@@ -83,7 +83,10 @@ bool TracingFrames::tracing(uint64_t addr) {
   // saving code, then skips its own frames), so look up addr - 1.
   auto r = symbols_->lookup(addr, true);
   slot.addr = addr;
-  slot.tracing = r && is_tracing_frame(r->name);
+  // No symbol, in module space: a trampoline ftrace or kprobes allocated
+  // for the probe (kallsyms names it "ftrace_trampoline" only while it
+  // lives, and a buffered run reads its stacks after).
+  slot.tracing = r ? is_tracing_frame(r->name) : symbols_->past_image(addr - 1);
   return slot.tracing;
 }
 

@@ -89,5 +89,35 @@ TEST(TracingFramesTest, LeadingFramesByAddress) {
   EXPECT_EQ(none.leading(stack), 0u);
 }
 
+// A kprobe on ftrace (6.1) puts its ftrace trampoline on top of the stack:
+// an address in module space that kallsyms names ("ftrace_trampoline
+// [__builtin__ftrace]") only while the trampoline lives. Read after, with
+// no module symbol below it, it resolves to nothing (it once took the name
+// of vmlinux's last text symbol, exit_amd_microcode) and is a tracing frame.
+TEST(TracingFramesTest, AnUnnamedTrampolineInModuleSpaceIsATracingFrame) {
+  std::istringstream in(
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81000300 T vfs_read\n"
+      "ffffffff81000400 T ksys_read\n"
+      "ffffffff81000500 T _etext\n"
+      "ffffffff81000600 t exit_amd_microcode\n"
+      "ffffffff81200000 B _end\n"
+      "000000000001fd60 A kprobe_ctlblk\n");
+  auto syms = KernelSymbols::parse(in);
+  EXPECT_FALSE(syms.lookup(0xffffffffc04a40c8).has_value());
+  EXPECT_EQ(syms.lookup(0xffffffff81000610)->name, "exit_amd_microcode");
+  TracingFrames t(&syms);
+  std::vector<uint64_t> stack{0xffffffffc04a40c8, 0xffffffff81000310, 0xffffffff81000410};
+  EXPECT_EQ(t.leading(stack), 1u);
+  // A module's function stays (the module's symbols cover it).
+  std::istringstream with_module(
+      "ffffffff81000300 T vfs_read\n"
+      "ffffffff81200000 B _end\n"
+      "ffffffffc04a0000 t ext4_read\t[ext4]\n");
+  auto mod = KernelSymbols::parse(with_module);
+  TracingFrames m(&mod);
+  EXPECT_EQ(m.leading(stack), 0u);
+}
+
 }  // namespace
 }  // namespace tracekit::symbols
