@@ -268,13 +268,25 @@ Cleanup remove_leftovers(const std::string& tracing_dir, bool include_live,
 
 Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, std::ostream& warn,
                        const std::function<bool()>& interrupted) {
+  // A killed run can leave hundreds of probes (funccount 'c:[a-m]*': 802):
+  // the first few are named, the rest counted, so that the tool's own
+  // output is not buried.
+  constexpr size_t kNamed = 5;
   SweepHooks hooks;
   hooks.interrupted = interrupted;
+  size_t started = 0;
   hooks.starting = [&](const std::string& what) {
-    warn << tool << ": removing " << what << ", left by a dead run..." << std::endl;
+    if (++started <= kNamed)
+      warn << tool << ": removing " << what << ", left by a dead run..." << std::endl;
+    else if (started == kNamed + 1)
+      warn << tool << ": removing more that dead runs left..." << std::endl;
   };
   Cleanup c = remove_leftovers(tracing_dir, false, hooks);
-  for (const auto& f : c.failed) warn << tool << ": cannot remove " << f << "\n";
+  for (size_t i = 0; i < c.failed.size() && i < kNamed; ++i)
+    warn << tool << ": cannot remove " << c.failed[i] << "\n";
+  if (c.failed.size() > kNamed)
+    warn << tool << ": cannot remove " << c.failed.size() - kNamed
+         << " more (reset-tracing lists them)\n";
   if (c.interrupted) {
     warn << tool << ": interrupted; the rest is removed by the next run or by reset-tracing"
          << std::endl;

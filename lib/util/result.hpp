@@ -16,7 +16,7 @@ namespace tracekit {
 // prints it).
 enum class ErrorKind {
   kFailure,  // anything else
-  kNoMatch,  // a pattern matched nothing (bcc tools print their own line)
+  kNoMatch,  // a pattern matched nothing (probe::no_match_error: "0 functions matched by ...")
 };
 
 struct Error {

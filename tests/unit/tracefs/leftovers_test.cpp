@@ -164,6 +164,24 @@ TEST(TracefsLeftoversTest, SweepReportsProgressAndStopsWhenInterrupted) {
   EXPECT_EQ(c.removed, (Lines{"probe tracekit_99999999/ev1"}));
 }
 
+// A killed run's hundreds of probes: the first five named, the rest said
+// in one line.
+TEST(TracefsLeftoversTest, SweepNamesTheFirstFewOfManyLeftovers) {
+  FakeTree t;
+  std::string events;
+  for (int i = 0; i < 8; ++i)
+    events += "p:tracekit_99999997/ev" + std::to_string(i) + " /bin/true:0x0000000000002490\n";
+  t.put("uprobe_events", events);
+  std::ostringstream warn;
+  ASSERT_TRUE(sweep_dead_runs(t.dir(), "funccount", warn, [] { return false; }));
+  std::string expected;
+  for (int i = 0; i < 5; ++i)
+    expected += "funccount: removing probe tracekit_99999997/ev" + std::to_string(i) +
+                ", left by a dead run...\n";
+  expected += "funccount: removing more that dead runs left...\n";
+  EXPECT_EQ(warn.str(), expected);
+}
+
 TEST(TracefsLeftoversTest, SweepDeadRunsSaysWhatAndEndsWhenInterrupted) {
   FakeTree t;
   t.mkdir("instances/tracekit_99999997_0");
