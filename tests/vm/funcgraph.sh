@@ -17,7 +17,11 @@ case_funcgraph_depth_exact() {
   expect_lines /tmp/fg.out '^ [0-9]+\) +\|  vfs_read\(\) \{$' $N
   has /tmp/fg.out '^ [0-9]+\) .*[0-9.]+ us +\|    rw_verify_area\(\);$' "a child at depth 2 with its duration"
   [ "$(count /tmp/fg.out '^ [0-9]+\) .*\|      [a-z_]')" -eq 0 ] || fail "a call deeper than -m 2"
-  expect_lines /tmp/fg.out '^ [0-9]+\) .*[0-9.]+ us +\|  \}$' $N
+  # The kernel names the function after the brace ("} /* vfs_read */") when
+  # the entry it closes is not the last it printed at that depth on that
+  # CPU (an interrupt or a migration came between): 96 of 97 plain braces
+  # once in 5.10 (CI, 2 of about 8 runs); each call closes once either way.
+  expect_lines /tmp/fg.out '^ [0-9]+\) .*[0-9.]+ us +\|  \}( /\* vfs_read \*/)?$' $N
   [ "$(count /tmp/fg.out '^#')" -eq 0 ] || fail "header lines without -H"
 }
 
