@@ -7,6 +7,7 @@
 // attr bits by opening a software event on the calling thread with one bit
 // set at a time (a kernel refuses bits it does not know with EINVAL).
 #include "kernel/features.hpp"
+#include "kernel/perf_open.hpp"
 
 #include <fcntl.h>
 #include <linux/perf_event.h>
@@ -93,7 +94,7 @@ int open_with(F f) {
     case F::kLostSamples: a.read_format = PERF_FORMAT_LOST; break;
     default: return EINVAL;
   }
-  Fd fd(static_cast<int>(syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC)));
+  Fd fd(perf_event_open_cloexec(&a, 0, -1, -1));
   return fd.valid() ? 0 : errno;
 }
 

@@ -1,5 +1,7 @@
 #include "perf/event.hpp"
 
+#include "kernel/perf_open.hpp"
+
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -63,7 +65,7 @@ std::string open_error_hint(int err) {
 
 Result<Fd> open_event(perf_event_attr attr, pid_t pid, int cpu, int group_fd) {
   attr.size = sizeof attr;
-  long fd = ::syscall(SYS_perf_event_open, &attr, pid, cpu, group_fd, PERF_FLAG_FD_CLOEXEC);
+  long fd = kernel::perf_event_open_cloexec(&attr, pid, cpu, group_fd);
   if (fd < 0) {
     int err = errno;
     return Error{err, "cannot open perf event", describe(attr, pid, cpu),

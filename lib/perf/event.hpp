@@ -16,7 +16,8 @@ namespace tracekit::perf {
 // perf event file descriptors are owned by tracekit::Fd (util/fd.hpp).
 using tracekit::Fd;
 
-// perf_event_open(2) with PERF_FLAG_FD_CLOEXEC. attr.size is filled in.
+// perf_event_open(2), close-on-exec (kernel::perf_event_open_cloexec: the
+// flag, or fcntl before Linux 3.14). attr.size is filled in.
 // On failure the Error carries errno and a hint for the common causes:
 // EACCES/EPERM (not root / perf_event_paranoid), ENOENT/EOPNOTSUPP/ENODEV
 // (event not supported by this kernel), EOVERFLOW (sample_max_stack above

@@ -137,7 +137,7 @@ case_same_opens_as_perf_tools() {
   # level buffer (its gawk holds its lines until it ends: its output is a
   # file); 30 s at most.
   while [ "$(count /tmp/os.out "$file")" -lt $((N + M)) ] ||
-        grep -q '^entries: [1-9]' /sys/kernel/tracing/per_cpu/cpu*/stats; do
+        grep -q '^entries: [1-9]' $T/per_cpu/cpu*/stats; do
     i=$((i + 1)); [ $i -le 300 ] || break
     sleep 0.1
   done
