@@ -95,11 +95,22 @@ int open_with(F f) {
     default: return EINVAL;
   }
   Fd fd(perf_event_open_cloexec(&a, 0, -1, -1));
-  return fd.valid() ? 0 : errno;
+  if (!fd.valid()) return errno;
+  // A kernel that does not know a read_format bit may take it and ignore
+  // it (4.19.304 took PERF_FORMAT_LOST, then read 8 bytes): the read shows
+  // whether the lost count is there.
+  if (f == F::kLostSamples) {
+    uint64_t words[4];
+    if (::read(fd.get(), words, sizeof words) != 2 * sizeof(uint64_t)) return EINVAL;
+  }
+  return 0;
 }
 
 bool host_perf_accepts(F f) {
   if (f == F::kPerfEventMaxStack) return exists("/proc/sys/kernel/perf_event_max_stack");
+  // sample_max_stack sits in what was reserved space, which 4.4.121 took
+  // and ignored: the per-event depth came with the sysctl (Linux 4.8).
+  if (f == F::kSampleMaxStack && !exists("/proc/sys/kernel/perf_event_max_stack")) return false;
   // Without permission to open even the plain event (not root, a high
   // perf_event_paranoid) nothing can be told apart: count the bits as there
   // (the tools' own opens then fail with the permission error, which is the
