@@ -92,13 +92,22 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // 4.4) and the run needs one: the top level's options are then every
   // buffer's, and its tracer the only one.
   const bool needs_options = wants_stack_option || o.user_stacks || functions;
-  const bool private_instance =
+  bool private_instance =
       features.has(kernel::Feature::kInstances) &&
       (!needs_options || features.has(kernel::Feature::kInstanceOptions));
   auto inst = private_instance ? tracefs::Instance::create(tracing_dir)
                                : tracefs::Instance::top_level(tracing_dir);
   if (!inst) return inst.error();
   c.instance_.emplace(std::move(*inst));
+  // The function tracer for one process needs a pid list of the
+  // instance's own: 4.4's instances have a tracer but no set_ftrace_pid.
+  if (private_instance && functions && o.pid && !c.instance_->has("set_ftrace_pid")) {
+    c.instance_.reset();
+    auto top = tracefs::Instance::top_level(tracing_dir);
+    if (!top) return top.error();
+    c.instance_.emplace(std::move(*top));
+    private_instance = false;
+  }
   tracefs::Instance& in = *c.instance_;
   // A full buffer keeps what it has and refuses (and counts) new events: the
   // oldest events are the ones a reader is about to read. An instance
