@@ -72,6 +72,7 @@ constexpr FeatureInfo kTable[] = {
     {F::kUprobeFetchArgs, "uprobe_fetchargs", "fetch arguments on uprobes",
      "Linux 3.14 (found by the tracing README's fetcharg syntax)",
      "uprobe -s: user stacks without the caller of an entry probe"},
+    {F::kTcp, "tcp", "TCP/IPv4 (/proc/net/tcp)", "CONFIG_INET", ""},
     {F::kPerfEvents, "perf_events", "perf_event_open (software events)", "CONFIG_PERF_EVENTS",
      ""},
     {F::kContextSwitch, "context_switch", "perf context-switch records (PERF_RECORD_SWITCH)",

@@ -45,6 +45,7 @@ enum class Feature : uint8_t {
   kProbeAppend,        // several probes on one kprobe/uprobe event
   kProbeImmediate,     // immediate values (\imm) as probe fetch arguments
   kUprobeFetchArgs,    // fetch arguments on uprobes
+  kTcp,                // TCP/IPv4 in the kernel (/proc/net/tcp)
   // perf_event_open
   kPerfEvents,         // perf_event_open itself (software events)
   kContextSwitch,      // attr.context_switch: PERF_RECORD_SWITCH(_CPU_WIDE)

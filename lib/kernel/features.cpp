@@ -186,6 +186,7 @@ bool Features::probe(Feature f) {
   if (f == F::kTracefs) return probe_.tracefs_filesystem();
   if (f == F::kDebugfsTracing) return probe_.debugfs_tracing();
   if (perf_feature(f)) return probe_.perf_accepts(f);
+  if (f == F::kTcp) return exists("/proc/net/tcp");
   if (!dir_) dir_ = probe_.tracing_dir();
   const std::string& d = *dir_;
   if (d.empty()) return false;
