@@ -101,15 +101,39 @@ case_funcslower_same_as_perf_tools() {
   rm -f /tmp/theirs.out
   if [ $who = -p ]; then
     /usr/sbin/funcslower-perf -p "$WL_PID" -d 2 hrtimer_nanosleep 10000 > /tmp/theirs.out 2> /tmp/theirs.err &
+    theirs=$!
+    defer "kill $theirs 2>/dev/null"
+    child_running "$theirs" "sleep 2 " > /dev/null || fail "funcslower-perf never slept: $(cat /tmp/theirs.err)"
+    kill -USR1 "$WL_PID"
+    wait_for "$WL_OUT" '^done$'
   else
-    /usr/sbin/funcslower-perf -P -d 2 hrtimer_nanosleep 10000 > /tmp/theirs.out 2> /tmp/theirs.err &
+    # Streaming: perf-tools' -P -d passes its awk program unevaluated
+    # ("$cat trace", word-split: awk reads '"/(^' as its program) and prints
+    # nothing; its streaming path evals it. Ended by a TERM to its reader.
+    /usr/sbin/funcslower-perf -P hrtimer_nanosleep 10000 > /tmp/theirs.out 2> /tmp/theirs.err &
+    theirs=$!
+    defer "kill $theirs 2>/dev/null"
+    local reader="" i=0 d ppid x
+    step "waiting for funcslower-perf's trace_pipe reader"
+    while [ -z "$reader" ]; do
+      for d in /proc/[0-9]*; do
+        read -r x x x ppid x 2> /dev/null < "$d/stat" || continue
+        [ "$ppid" = "$theirs" ] && grep -q trace_pipe "$d/cmdline" 2> /dev/null && reader=${d#/proc/}
+      done
+      i=$((i + 1)); [ $i -le 300 ] || fail "funcslower-perf never read trace_pipe: $(cat /tmp/theirs.err)"
+      [ -n "$reader" ] || sleep 0.1
+    done
+    kill -USR1 "$WL_PID"
+    wait_for "$WL_OUT" '^done$'
+    i=0
+    while [ "$(grep -Ec "(sleeps|<\.\.\.>)-$first +\|.*\} /\* hrtimer_nanosleep" /tmp/theirs.out)" -lt $N ]; do
+      i=$((i + 1)); [ $i -le 100 ] || break
+      sleep 0.1
+    done
+    kill -TERM "$reader"
   fi
-  theirs=$!
-  defer "kill $theirs 2>/dev/null"
-  child_running "$theirs" "sleep 2 " > /dev/null || fail "funcslower-perf never slept: $(cat /tmp/theirs.err)"
-  kill -USR1 "$WL_PID"
-  wait_for "$WL_OUT" '^done$'
-  wait "$theirs" || fail "funcslower-perf exited with $?: $(cat /tmp/theirs.err)"
+  wait "$theirs" || [ $who = -P ] || fail "funcslower-perf exited with $?: $(cat /tmp/theirs.err)"
+  [ -e /var/tmp/.ftrace-lock ] && fail "funcslower-perf left its lock"
   start_workload sleeps $N 20
   if [ $who = -p ]; then
     buffered_run /tmp/ours.out funcslower -p "$WL_PID" -d 2 hrtimer_nanosleep 10000
