@@ -4,7 +4,7 @@
 # rw_verify_area() (and read_zero(), for /dev/zero) below it.
 # function_graph is allowed in an instance only from Linux 6.12: on these
 # kernels funcgraph traces at the top level, under perf-tools' lock.
-# vm-static: only: funcgraph_depth_exact funcgraph_all_info_and_tails
+# vm-static: only: funcgraph_depth_exact funcgraph_all_info_and_tails funcgraph_reset_tracing
 # vm-old: also: funcgraph_same_as_perf_tools
 
 N=97
@@ -115,4 +115,27 @@ case_funcgraph_same_as_perf_tools() {
   grep -E '^ [0-9]+\) ' /tmp/theirs.out | head -n 12 > /tmp/theirs.head
   grep -E '^ [0-9]+\) ' /tmp/ours.out | head -n 12 > /tmp/ours.head
   paste -d '#' /tmp/theirs.head /tmp/ours.head | sed 's/#/   #   /'
+}
+
+# What a killed funcgraph leaves at the top level (function_graph current,
+# funcgraph-proc on, max_graph_depth set): reset-tracing -f resets the
+# option while function_graph is still current (3.10 shows funcgraph-*
+# only then, and keeps their values for the tracer's next use), then the
+# tracer and the depth.
+case_funcgraph_reset_tracing() {
+  [ -e /var/tmp/.ftrace-lock ] && fail "perf-tools' lock is held: $(cat /var/tmp/.ftrace-lock)"
+  [ "$(cat $T/current_tracer)" = nop ] || fail "current_tracer is $(cat $T/current_tracer)"
+  defer "echo nop > $T/current_tracer; echo 0 > $T/max_graph_depth"
+  tfs_write current_tracer function_graph
+  tfs_write trace_options funcgraph-proc
+  tfs_write max_graph_depth 3
+  reset-tracing -f > /tmp/rt.out 2>&1 || fail "reset-tracing -f exited with $?: $(cat /tmp/rt.out)"
+  has /tmp/rt.out '^reset options/funcgraph-proc: 1 -> 0$' "the option's reset"
+  has /tmp/rt.out '^reset current_tracer: function_graph -> nop$' "the tracer's reset"
+  has /tmp/rt.out '^reset max_graph_depth: 3 -> 0$' "the depth's reset"
+  [ "$(grep -n 'funcgraph-proc' /tmp/rt.out | cut -d: -f1)" -lt "$(grep -n 'current_tracer' /tmp/rt.out | cut -d: -f1)" ] ||
+    fail "the tracer was reset before its option: $(cat /tmp/rt.out)"
+  tfs_write current_tracer function_graph
+  [ "$(cat $T/options/funcgraph-proc)" = 0 ] || fail "funcgraph-proc is still on for function_graph's next use"
+  tfs_write current_tracer nop
 }
