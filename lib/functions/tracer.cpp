@@ -131,7 +131,9 @@ Status Tracer::set_option(const std::string& option, bool on, const std::string&
   if (s) return s;
   Error e = s.error();
   e.message = "cannot set " + flag + " (" + (on ? "" : "no") + option + "): " + e.message;
-  if (e.err == ENOENT) e.hint = "the kernel has no such tracer option (too old for it)";
+  if (e.err == ENOENT)
+    e.hint = "this kernel's " + std::string(o_.graph ? "function_graph" : "function") +
+             " tracer has no " + option + " option, even while it is current (too old for it)";
   return e;
 }
 
@@ -146,16 +148,36 @@ Status Tracer::setup(const std::string& dir, bool instances, const std::string& 
   dir_ = dir;
   lock_path_ = lock_path;
   const std::string tracer = o_.graph ? "function_graph" : "function";
+  const bool pid_list = o_.pid || o_.tid;
+  // Whether set_ftrace_pid is a pid list of each trace array (Linux 4.6:
+  // set_ftrace_pid in every instance, function-fork from 4.13) rather than
+  // a flag on the tasks (before): function_graph under tracing_thresh then
+  // records every task's returns, the pid list unread (measured on 3.10
+  // and 4.4: funcslower -p printed the 100 ms sleeps of other processes).
+  bool pid_list_per_array = ::access((dir + "/options/function-fork").c_str(), F_OK) == 0;
   // Where the tracer may run: our own instance, when the kernel allows it
-  // there; else the top level, under the lock.
+  // there (and, for -p and -L, the instance has a pid list of its own:
+  // set_ftrace_pid came to instances in Linux 4.6); else the top level,
+  // under the lock.
   if (instances) {
     auto inst = tracefs::Instance::create(dir);
     if (!inst) return inst.error();
+    pid_list_per_array = pid_list_per_array || inst->has("set_ftrace_pid");
     auto tracers = inst->read("available_tracers");
     if (tracers && word_in(*tracers, tracer) &&
-        (!o_.graph || inst->has("set_graph_function")))
+        (!o_.graph || inst->has("set_graph_function")) &&
+        (!pid_list || inst->has("set_ftrace_pid")))
       inst_.emplace(std::move(*inst));
   }
+  if (o_.threshold_us && pid_list && !pid_list_per_array)
+    return Error{ENOTSUP,
+                 std::string("cannot trace ") + (o_.pid ? "-p " : "-L ") +
+                     "under tracing_thresh here: this kernel's function_graph records every "
+                     "task's slow returns then (its set_ftrace_pid is a flag on the tasks, "
+                     "which the threshold path does not read)",
+                 {},
+                 "set_ftrace_pid as a pid list of each instance, which the threshold path "
+                 "reads, came in Linux 4.6; without -p/-L, -P names each call's task"};
   if (!inst_) {
     auto top = tracefs::Instance::top_level(dir, lock_path);
     if (!top) return top.error();
@@ -213,6 +235,13 @@ Status Tracer::setup(const std::string& dir, bool instances, const std::string& 
       }
     if (o_.threshold_us)
       if (auto s = set_shared("tracing_thresh", std::to_string(*o_.threshold_us)); !s) return s;
+  }
+  if (auto s = inst_->set_tracer(tracer); !s) return s;
+  // The options after the tracer, as perf-tools sets them: before Linux 4.2
+  // a tracer's own options (funcgraph-*) are in options/ only while it is
+  // current_tracer (3.10: none before). Undone before the tracer, newest
+  // first. Tracing is still off.
+  if (o_.graph) {
     if (o_.on_cpu_only)
       if (auto s = set_option("sleep-time", false, "-C"); !s) return s;
     if (o_.abstime)
@@ -224,7 +253,6 @@ Status Tracer::setup(const std::string& dir, bool instances, const std::string& 
     if (o_.no_duration)
       if (auto s = set_option("funcgraph-duration", false, "-D"); !s) return s;
   }
-  if (auto s = inst_->set_tracer(tracer); !s) return s;
 
   if (!o_.duration) {
     pipe_ = Fd(::open((inst_->path() + "/trace_pipe").c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));

@@ -306,23 +306,12 @@ Cleanup reset_global(const std::string& tracing_dir) {
       c.failed.push_back(rel + ": " + reason(s.error().err, s.error().hint, ""));
   };
 
-  if (auto cur = read_file(path("current_tracer")); cur && trim(*cur) != "nop")
-    note("current_tracer", write_control(path("current_tracer"), "nop", false, {tracing_dir}),
-         std::string(trim(*cur)) + " -> nop");
-
-  for (const char* rel : {"set_ftrace_filter", "set_ftrace_notrace", "set_graph_function",
-                          "set_graph_notrace", "set_ftrace_pid"}) {
-    auto cur = read_file(path(rel));
-    if (!cur) continue;  // missing, or unreadable and so unset (lockdown)
-    size_t n = filter_entries(*cur);
-    if (n == 0) continue;
-    note(rel, write_control(path(rel), "", false, {tracing_dir}),
-         std::to_string(n) + (n == 1 ? " entry" : " entries") + " emptied");
-  }
-
   // Single values back to the kernel's defaults: function_graph's
   // threshold (funcslower) and depth (funcgraph -m), the function profiler
-  // (funccount), and the options the tools change.
+  // (funccount), and the options the tools change. Before current_tracer:
+  // on older kernels (3.10) a tracer's own options (funcgraph-*,
+  // func_stack_trace) are in options/ only while it is current_tracer, and
+  // keep their values for its next use.
   const std::pair<const char*, const char*> defaults[] = {
       {"tracing_thresh", "0"},
       {"max_graph_depth", "0"},
@@ -341,6 +330,20 @@ Cleanup reset_global(const std::string& tracing_dir) {
     if (!cur || trim(*cur) == value) continue;
     note(rel, write_control(path(rel), value, false, {tracing_dir}),
          std::string(trim(*cur)) + " -> " + value);
+  }
+
+  if (auto cur = read_file(path("current_tracer")); cur && trim(*cur) != "nop")
+    note("current_tracer", write_control(path("current_tracer"), "nop", false, {tracing_dir}),
+         std::string(trim(*cur)) + " -> nop");
+
+  for (const char* rel : {"set_ftrace_filter", "set_ftrace_notrace", "set_graph_function",
+                          "set_graph_notrace", "set_ftrace_pid"}) {
+    auto cur = read_file(path(rel));
+    if (!cur) continue;  // missing, or unreadable and so unset (lockdown)
+    size_t n = filter_entries(*cur);
+    if (n == 0) continue;
+    note(rel, write_control(path(rel), "", false, {tracing_dir}),
+         std::to_string(n) + (n == 1 ? " entry" : " entries") + " emptied");
   }
   return c;
 }

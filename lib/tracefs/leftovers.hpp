@@ -62,7 +62,10 @@ Status sweep_dead_runs(const std::string& tracing_dir, const std::string& tool, 
 // resets, and the other global function filters: current_tracer back to
 // nop; set_ftrace_filter, set_ftrace_notrace, set_graph_function,
 // set_graph_notrace and set_ftrace_pid emptied; options func_stack_trace,
-// stacktrace and userstacktrace off. Only what differs from the default is
+// stacktrace and userstacktrace off, tracing_thresh, max_graph_depth and the
+// funcgraph options back to their defaults (the options first, while their
+// tracer is still current: before Linux 4.2 its own options show only
+// then). Only what differs from the default is
 // written; files this kernel lacks or will not show (EPERM under lockdown)
 // are skipped. removed lists what changed ("current_tracer: function -> nop",
 // "set_ftrace_filter: 3 entries emptied", "options/stacktrace: 1 -> 0").

@@ -35,6 +35,32 @@ int create_lock(const std::string& path) {
   return 0;
 }
 
+// The lock's directory (/var/tmp) when it is missing, as the system makes
+// it: mode 01777, ours. Only in a parent (/var) that is a real directory of
+// ours (root's) that no one else may write to: nobody else can have put
+// anything at the name meanwhile or swap it between mkdir and chmod. A
+// first-contact system's minimal root may have /var without /var/tmp;
+// perf-tools' scripts, sharing the lock, then fail to write it as well.
+// Returns 0 when made, else errno (the lock's own error then stands).
+int make_lock_dir(const std::string& lock_path) {
+  const size_t slash = lock_path.rfind('/');
+  if (slash == std::string::npos || slash == 0) return ENOENT;
+  const std::string dir = lock_path.substr(0, slash);
+  const size_t up = dir.rfind('/');
+  const std::string parent = up == std::string::npos ? "." : up == 0 ? "/" : dir.substr(0, up);
+  struct stat st {};
+  if (lstat(dir.c_str(), &st) == 0 || errno != ENOENT) return EEXIST;
+  if (lstat(parent.c_str(), &st) != 0) return errno;
+  if (!S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)))
+    return EPERM;
+  if (::mkdir(dir.c_str(), 0700) != 0) return errno;
+  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (!fd.valid() || ::fchmod(fd.get(), 01777) != 0) return errno ? errno : EIO;
+  std::cerr << program_invocation_short_name << ": made " << dir
+            << " (mode 1777, as the system has it) for the ftrace lock\n";
+  return 0;
+}
+
 // What is at the lock's path. Any user can create files in /var/tmp, so a
 // lock is one only if root (we) made it: a regular file of ours. Anything
 // else there (a symlink to /dev/zero, a FIFO, a user's file) is planted:
@@ -133,14 +159,20 @@ Result<TopLevel> TopLevel::acquire(const std::string& tracing_dir, const std::st
   int stale = 0;  // the holder of a stale lock removed
   for (int attempt = 0; attempt < 2; ++attempt) {
     int err = create_lock(lock_path);
+    if (err == ENOENT && make_lock_dir(lock_path) == 0) err = create_lock(lock_path);
     if (err == 0) {
       // A tracekit holder killed before it could undo its changes left
       // them in its journal: undone now that the lock is ours.
       if (stale) replay_journal(top_level_journal(lock_path, stale), tracing_dir);
       return TopLevel(tracing_dir, lock_path);
     }
+    if (err == ENOENT)
+      return Error{err, "cannot write the ftrace lock", lock_path,
+                   "its directory is missing and was not made: its parent must be root's "
+                   "directory, writable by root alone; make it with mode 1777"};
     if (err != EEXIST)
-      return Error{err, "cannot write the ftrace lock", lock_path, "run as root"};
+      return Error{err, "cannot write the ftrace lock", lock_path,
+                   err == EACCES || err == EPERM ? "run as root" : ""};
     LockFile lf = read_lock(lock_path);
     if (!lf.exists) continue;  // removed meanwhile: try again
     if (!lf.planted.empty()) {

@@ -188,24 +188,26 @@ TEST(FunctionsTracer, GraphAtTheTopLevelUnderTheLockAndAllUndone) {
                             "write T/options/function-fork 1",
                             "write T/set_graph_function vfs_read",
                             "write T/max_graph_depth 2",
+                            // The options after the tracer (3.10 shows
+                            // funcgraph-* only while it is current).
+                            "write T/current_tracer function_graph",
                             "write T/options/sleep-time 0",
                             "write T/options/funcgraph-abstime 1",
                             "write T/options/funcgraph-proc 1",
                             "write T/options/funcgraph-tail 1",
                             "write T/options/funcgraph-duration 0",
-                            "write T/current_tracer function_graph",
                             "write T/tracing_on 1",
                             // stop()
                             "write T/tracing_on 0",
                             // the undo, newest first (stop's, the start's)
                             "write T/tracing_on 1",
                             "write T/tracing_on 0",
-                            "write T/current_tracer nop",
                             "write T/options/funcgraph-duration 1",
                             "write T/options/funcgraph-tail 0",
                             "write T/options/funcgraph-proc 0",
                             "write T/options/funcgraph-abstime 0",
                             "write T/options/sleep-time 1",
+                            "write T/current_tracer nop",
                             "write T/max_graph_depth 0",
                             "write T/set_graph_function ",
                             "write T/options/function-fork 1",
@@ -247,6 +249,56 @@ TEST(FunctionsTracer, SlowerSetsTheThresholdAndFilter) {
                    }));
   EXPECT_EQ(t.get("tracing_thresh"), "0\n");
   EXPECT_EQ(t.get("buffer_size_kb"), "1408\n");
+}
+
+// funcslower -p where set_ftrace_pid is a flag on the tasks (no pid list
+// in instances, no function-fork: before Linux 4.6), which function_graph's
+// threshold path does not read: refused before anything is changed.
+TEST(FunctionsTracer, SlowerPidRefusedWithoutPerInstancePidLists) {
+  FakeTree t;
+  put_top_level(t);
+  std::filesystem::remove(t.dir() + "/options/function-fork");
+  Options o;
+  o.tool = "funcslower";
+  o.graph = true;
+  o.functions = "hrtimer_nanosleep";
+  o.threshold_us = 10000;
+  o.pid = getpid();
+  auto r = Tracer::start(o, t.dir(), /*instances=*/false, t.dir() + "/ftrace-lock");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ENOTSUP);
+  EXPECT_NE(r.error().message.find("cannot trace -p under tracing_thresh"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().hint.find("Linux 4.6"), std::string::npos) << r.error().hint;
+  EXPECT_TRUE(t.writes().empty());
+  EXPECT_FALSE(t.has("ftrace-lock"));
+  // Without a threshold (funcgraph) the flag is read: traced.
+  o.threshold_us.reset();
+  auto g = Tracer::start(o, t.dir(), /*instances=*/false, t.dir() + "/ftrace-lock");
+  ASSERT_TRUE(g) << g.error().str();
+}
+
+// A tracer option the kernel lacks even with the tracer current (3.10 has
+// no funcgraph-tail): refused, naming the flag and the option, all undone.
+TEST(FunctionsTracer, AMissingTracerOptionIsRefused) {
+  FakeTree t;
+  put_top_level(t);
+  std::filesystem::remove(t.dir() + "/options/funcgraph-tail");
+  Options o;
+  o.tool = "funcgraph";
+  o.graph = true;
+  o.functions = "vfs_read";
+  o.tail = true;
+  auto r = Tracer::start(o, t.dir(), /*instances=*/false, t.dir() + "/ftrace-lock");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().err, ENOENT);
+  EXPECT_NE(r.error().message.find("cannot set -T (funcgraph-tail)"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().hint.find("function_graph tracer has no funcgraph-tail option"),
+            std::string::npos)
+      << r.error().hint;
+  EXPECT_EQ(t.get("current_tracer"), "nop\n");
+  EXPECT_FALSE(t.has("ftrace-lock"));
 }
 
 // Another tracer current at the top level: refused, nothing changed, the

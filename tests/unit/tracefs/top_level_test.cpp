@@ -96,6 +96,44 @@ TEST_F(TopLevelTest, AnUnwritableLockSaysSo) {
   EXPECT_EQ(g.error().message, "cannot write the ftrace lock");
 }
 
+// A missing lock directory (a minimal root's /var without /var/tmp) is made
+// as the system has it, mode 01777, in a parent of ours no one else may
+// write to; never in one others may write to, nor through a symlink.
+TEST_F(TopLevelTest, AMissingLockDirectoryIsMadeOnlyInAParentOfOurs) {
+  const std::string var = t_.dir() + "/var";
+  fs::create_directory(var);
+  ::chmod(var.c_str(), 0755);
+  {
+    auto g = TopLevel::acquire(t_.dir(), var + "/tmp/.ftrace-lock");
+    ASSERT_TRUE(g) << g.error().str();
+    struct stat st {};
+    ASSERT_EQ(lstat((var + "/tmp").c_str(), &st), 0);
+    EXPECT_TRUE(S_ISDIR(st.st_mode));
+    EXPECT_EQ(st.st_mode & 07777, 01777u);
+    EXPECT_EQ(st.st_uid, geteuid());
+    EXPECT_EQ(t_.get("var/tmp/.ftrace-lock"), std::to_string(getpid()) + "\n");
+  }
+  EXPECT_FALSE(t_.has("var/tmp/.ftrace-lock"));
+  EXPECT_TRUE(t_.has("var/tmp"));  // kept, as the system's is
+
+  // A parent others may write to: nothing made, the reason said.
+  const std::string open_var = t_.dir() + "/open-var";
+  fs::create_directory(open_var);
+  ::chmod(open_var.c_str(), 0777);
+  auto g = TopLevel::acquire(t_.dir(), open_var + "/tmp/.ftrace-lock");
+  ASSERT_FALSE(g);
+  EXPECT_EQ(g.error().err, ENOENT);
+  EXPECT_NE(g.error().hint.find("its directory is missing"), std::string::npos) << g.error().hint;
+  EXPECT_FALSE(t_.has("open-var/tmp"));
+
+  // A symlink as the parent: not followed.
+  fs::create_directory_symlink(var, t_.dir() + "/link-var");
+  fs::remove(var + "/tmp");
+  auto l = TopLevel::acquire(t_.dir(), t_.dir() + "/link-var/tmp/.ftrace-lock");
+  ASSERT_FALSE(l);
+  EXPECT_FALSE(t_.has("var/tmp"));
+}
+
 TEST_F(TopLevelTest, ResetRemovesAStaleLockAndALiveOneOnlyWithForce) {
   auto none = remove_lock(t_.dir(), false, lock_);
   ASSERT_TRUE(none);
