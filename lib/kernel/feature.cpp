@@ -27,6 +27,11 @@ constexpr FeatureInfo kTable[] = {
      "the top level, under perf-tools' lock, for a run that needs a trace option (the "
      "stacktrace or userstacktrace option, the function tracer); else an instance whose "
      "buffer overwrites when full (overruns counted)"},
+    {F::kInstanceFtracePid, "instance_ftrace_pid",
+     "a function-tracer pid list of each instance's own (set_ftrace_pid in instances)",
+     "Linux 4.6",
+     "the top level's pid list (perf-tools' lock); funcslower -p/-L refused (the threshold "
+     "path would report every task)"},
     {F::kEventTriggers, "event_triggers", "event triggers", "Linux 3.14",
      "the stacktrace option"},
     {F::kStacktraceTrigger, "stacktrace_trigger", "the stacktrace event trigger", "Linux 3.14",
@@ -55,6 +60,9 @@ constexpr FeatureInfo kTable[] = {
      "CONFIG_FUNCTION_GRAPH_TRACER, and no kernel lockdown", ""},
     {F::kFunctionProfiler, "function_profiler", "the function profiler",
      "CONFIG_FUNCTION_PROFILER", "counting with kprobes or the function tracer"},
+    {F::kFuncgraphTail, "funcgraph_tail",
+     "function names on function_graph's closing braces (options/funcgraph-tail)",
+     "Linux after 3.10 (absent in 3.10.108, present in 4.4.121)", "funcgraph -T refused"},
     {F::kSyscallTracepoints, "syscall_tracepoints", "syscalls:* tracepoints",
      "CONFIG_FTRACE_SYSCALLS", "raw_syscalls with an id filter"},
     {F::kKprobeArgN, "kprobe_argn", "the $argN fetch argument", "Linux 4.20",

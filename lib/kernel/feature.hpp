@@ -24,6 +24,7 @@ enum class Feature : uint8_t {
   kEventTracing,       // a tracing directory with events/, either way
   kInstances,          // instances/
   kInstanceOptions,    // options/ in each instance (its own trace options)
+  kInstanceFtracePid,  // set_ftrace_pid in each instance (a pid list per trace array)
   kEventTriggers,      // events/*/*/trigger
   kStacktraceTrigger,  // the "stacktrace" trigger command
   kHistTriggers,       // "hist" triggers
@@ -38,6 +39,7 @@ enum class Feature : uint8_t {
   kFunctionTracer,     // the function tracer, usable
   kFunctionGraph,      // the function_graph tracer
   kFunctionProfiler,   // function_profile_enabled
+  kFuncgraphTail,      // options/funcgraph-tail
   kSyscallTracepoints, // events/syscalls
   kKprobeArgN,         // kprobe fetch arg $argN
   kUstring,            // fetch type ustring

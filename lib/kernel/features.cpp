@@ -136,6 +136,11 @@ bool host_instance_options(const std::string& dir) {
   return inst && inst->has("options/overwrite") && inst->has("current_tracer");
 }
 
+bool host_instance_ftrace_pid(const std::string& dir) {
+  auto inst = tracefs::Instance::create(dir);
+  return inst && inst->has("set_ftrace_pid");
+}
+
 bool host_function_tracer_works(const std::string& dir) {
   if (!file_has_word(dir + "/available_tracers", "function")) return false;
   // Kernel lockdown: readable by name, refused at read.
@@ -163,6 +168,7 @@ Probe host_probe() {
   p.eprobe_works = host_eprobe_works;
   p.function_tracer_works = host_function_tracer_works;
   p.instance_options = host_instance_options;
+  p.instance_ftrace_pid = host_instance_ftrace_pid;
   return p;
 }
 
@@ -196,6 +202,12 @@ bool Features::probe(Feature f) {
     case F::kInstances: return exists(d + "/instances");
     case F::kInstanceOptions:
       return exists(d + "/instances") && probe_.instance_options && probe_.instance_options(d);
+    case F::kInstanceFtracePid:
+      return exists(d + "/instances") && probe_.instance_ftrace_pid &&
+             probe_.instance_ftrace_pid(d);
+    // (3.10 shows function_graph's options only while it is the tracer,
+    // and never funcgraph-tail; later kernels show every tracer's.)
+    case F::kFuncgraphTail: return exists(d + "/options/funcgraph-tail");
     case F::kEventTriggers: return exists(trigger);
     case F::kStacktraceTrigger: return file_has_word(trigger, "stacktrace");
     case F::kHistTriggers: return file_has_word(trigger, "hist");

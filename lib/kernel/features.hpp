@@ -47,6 +47,8 @@ struct Probe {
   // to be sure: before Linux 4.4 an instance has neither options/ nor
   // current_tracer; the top level's options are every buffer's). Unset: no.
   std::function<bool(const std::string& tracing_dir)> instance_options;
+  // Whether an instance has a set_ftrace_pid of its own. Unset: no.
+  std::function<bool(const std::string& tracing_dir)> instance_ftrace_pid;
 };
 
 // The host's probes: /proc/filesystems, tracefs::tracing_dir() (which mounts

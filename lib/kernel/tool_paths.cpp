@@ -227,6 +227,11 @@ std::vector<ToolUse> make_uses() {
        {{"the function tracer in a private instance",
          {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},
         {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}}},
+      {"functrace",
+       "-p PID / -L TID",
+       {{"a pid list of the instance's own",
+         {F::kInstances, F::kInstanceOptions, F::kInstanceFtracePid, F::kFunctionTracer}},
+        {"the top level's pid list (perf-tools' lock)", {F::kFunctionTracer}}}},
       {"funcgraph",
        "",
        {{"function_graph in a private instance where the kernel allows it (Linux 6.12+), "
@@ -235,6 +240,11 @@ std::vector<ToolUse> make_uses() {
       {"funcslower",
        "",
        {{"function_graph with tracing_thresh (perf-tools' lock)", {F::kFunctionGraph}}}},
+      {"funcgraph", "-T", {{"the funcgraph-tail option", {F::kFunctionGraph, F::kFuncgraphTail}}}},
+      {"funcslower",
+       "-p PID / -L TID",
+       {{"a pid list of the trace array's own (the top level's under tracing_thresh)",
+         {F::kFunctionGraph, F::kInstanceFtracePid}}}},
       {"reset-tracing", "", {{"tracefs", {F::kTracefs}}, {"debugfs's tracing", {F::kDebugfsTracing}}}},
   };
 }
