@@ -1,0 +1,43 @@
+// Kernel stacks of kprobes at functions' entries, read from ftrace: the
+// probed function as their first frame.
+//
+// The stacktrace option gives a kprobe event the stack unwound from the
+// probe's registers. ORC unwinders (4.14+) start it at the probed function
+// (its ip), then its caller; frame-pointer unwinders (3.10, 4.4: CONFIG_
+// FRAME_POINTER without ORC) walk the saved frame pointers only, and at a
+// function's first instruction the newest one is its caller's: the stack
+// starts at the caller's caller (4.4, vfs_read from SyS_read: only
+// entry_SYSCALL_64_fastpath). The probed function is put back from the
+// record's probe address (__probe_ip, the first field after the common
+// ones), as perf's callchain has it (its first frame is the sample's ip);
+// the caller, whose return address is at the stack pointer and not in any
+// frame, stays missing, as in perf's callchain and bcc's stacks there.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <unordered_set>
+#include <vector>
+
+#include "session/probes.hpp"
+#include "symbols/kallsyms.hpp"
+
+namespace tracekit::stackcount {
+
+// The ids of the events of targets that are kprobes at a function's first
+// instruction (probe::Kind::kKernel without an offset).
+std::unordered_set<int> entry_kprobe_ids(const session::Probes& probes,
+                                         const std::vector<probe::Target>& targets);
+
+// The probe address of a kprobe record (its __probe_ip: the 8 bytes after
+// the 8 of the common fields), or 0 for a shorter record.
+uint64_t kprobe_ip(std::span<const uint8_t> record);
+
+// stack, or, when its first frame is not in the function containing ip
+// (looked up in ksyms; also when stack is empty), ip and then stack, built
+// in buf. Unchanged when ip is 0 or not in a known symbol.
+std::span<const uint64_t> with_probed_function(std::span<const uint64_t> stack, uint64_t ip,
+                                               const symbols::KernelSymbols& ksyms,
+                                               std::vector<uint64_t>& buf);
+
+}  // namespace tracekit::stackcount
