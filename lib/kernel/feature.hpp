@@ -23,6 +23,7 @@ enum class Feature : uint8_t {
   kDebugfsTracing,     // debugfs's tracing directory
   kEventTracing,       // a tracing directory with events/, either way
   kInstances,          // instances/
+  kInstanceOptions,    // options/ in each instance (its own trace options)
   kEventTriggers,      // events/*/*/trigger
   kStacktraceTrigger,  // the "stacktrace" trigger command
   kHistTriggers,       // "hist" triggers

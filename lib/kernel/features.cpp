@@ -120,6 +120,11 @@ bool host_eprobe_works(const std::string& dir) {
   return true;
 }
 
+bool host_instance_options(const std::string& dir) {
+  auto inst = tracefs::Instance::create(dir);
+  return inst && inst->has("options/overwrite") && inst->has("current_tracer");
+}
+
 bool host_function_tracer_works(const std::string& dir) {
   if (!file_has_word(dir + "/available_tracers", "function")) return false;
   // Kernel lockdown: readable by name, refused at read.
@@ -146,6 +151,7 @@ Probe host_probe() {
   p.perf_accepts = host_perf_accepts;
   p.eprobe_works = host_eprobe_works;
   p.function_tracer_works = host_function_tracer_works;
+  p.instance_options = host_instance_options;
   return p;
 }
 
@@ -176,6 +182,8 @@ bool Features::probe(Feature f) {
   switch (f) {
     case F::kEventTracing: return exists(d + "/events");
     case F::kInstances: return exists(d + "/instances");
+    case F::kInstanceOptions:
+      return exists(d + "/instances") && probe_.instance_options && probe_.instance_options(d);
     case F::kEventTriggers: return exists(trigger);
     case F::kStacktraceTrigger: return file_has_word(trigger, "stacktrace");
     case F::kHistTriggers: return file_has_word(trigger, "hist");
