@@ -88,6 +88,7 @@ struct Counter::Impl {
   // stacks get the probed function where the unwinder left it out
   // (entry_frame.hpp), and the frames built for that.
   std::unordered_set<int> entry_kprobes;
+  int function_event = -1;  // ftrace:function's id, with the function tracer
   std::vector<uint64_t> entry_frame;
   // perf backend: records read while ksyms still loads, read once it is
   // (util/backlog.hpp): the rings are emptied meanwhile.
@@ -134,9 +135,14 @@ struct Counter::Impl {
     uint32_t pid = o.pid ? static_cast<uint32_t>(*o.pid) : o.per_pid ? tgid(tid) : 0;
     std::optional<std::span<const uint64_t>> kernel;
     if (kernel_stacks) {
-      kernel = e.stack;
-      if (entry_kprobes.contains(e.type))
+      if (entry_kprobes.contains(e.type)) {
         kernel = with_probed_function(e.stack, kprobe_ip(e.data), ksyms, entry_frame);
+      } else if (e.type == function_event) {
+        auto f = function_entry(e.data);
+        kernel = with_probed_function(e.stack, f.ip, ksyms, entry_frame, f.parent_ip);
+      } else {
+        kernel = with_probed_function(e.stack, 0, ksyms, entry_frame);  // the end marker off
+      }
     }
     count(pid, tid, static_cast<uint32_t>(e.cpu), kernel, std::nullopt);
   }
@@ -331,7 +337,8 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
     if (o.per_pid) impl->saved_comms.emplace(*dir);
     if (want_kernel) {
       impl->entry_kprobes = entry_kprobe_ids(impl->trace->probes(), *targets);
-      if (!impl->entry_kprobes.empty())
+      if (needs_ftrace) impl->function_event = function_event_id(*dir);
+      if (!impl->entry_kprobes.empty() || impl->function_event >= 0)
         if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
     }
   } else {

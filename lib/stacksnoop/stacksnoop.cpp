@@ -37,6 +37,7 @@ struct Snooper::Impl {
   // The events of kprobes at functions' entries: their stacks get the
   // probed function where the unwinder left it out (stackcount/entry_frame).
   std::unordered_set<int> entry_kprobes;
+  int function_event = -1;  // ftrace:function's id, with the function tracer
   std::vector<uint64_t> entry_frame;
   uint64_t read = 0;
   uint64_t printed = 0;        // events known to have reached out's reader
@@ -53,10 +54,16 @@ struct Snooper::Impl {
     ++read;
     if (!out) return;
     frames.clear();
-    std::span<const uint64_t> stack = e.stack;
-    if (entry_kprobes.contains(e.type))
-      stack = stackcount::with_probed_function(stack, stackcount::kprobe_ip(e.data), ksyms,
+    std::span<const uint64_t> stack;
+    if (entry_kprobes.contains(e.type)) {
+      stack = stackcount::with_probed_function(e.stack, stackcount::kprobe_ip(e.data), ksyms,
                                                entry_frame);
+    } else if (e.type == function_event) {
+      auto f = stackcount::function_entry(e.data);
+      stack = stackcount::with_probed_function(e.stack, f.ip, ksyms, entry_frame, f.parent_ip);
+    } else {
+      stack = stackcount::with_probed_function(e.stack, 0, ksyms, entry_frame);
+    }
     for (size_t i = 0; i < stack.size(); ++i) {
       output::Frame f;
       f.addr = stack[i];
@@ -126,6 +133,8 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
   impl->entry_kprobes = stackcount::entry_kprobe_ids(impl->trace->probes(), *targets);
+  if (!impl->trace->probes().functions().empty())
+    impl->function_event = stackcount::function_event_id(*dir);
   return Snooper(std::move(impl));
 }
 
