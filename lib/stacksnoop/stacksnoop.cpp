@@ -128,7 +128,7 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   // registers (a trigger's are not, and were empty or wrong on 4.4 and
   // 4.14: see stackcount's start).
   co.stack_option = std::any_of(targets->begin(), targets->end(), [](const probe::Target& t) {
-    return t.kind == probe::Kind::kKernel || t.kind == probe::Kind::kKernelReturn;
+    return t.kind == probe::Kind::kKernel;
   });
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
