@@ -2,7 +2,7 @@
 # kernel that has kprobes and the function tracer (the build machines' kernel
 # has neither). The truth: the reads workload makes exactly 997 read(2)
 # calls, each reaching vfs_read() once, after its "go".
-# vm-static: only: kprobe_kernel_stacks_exact kprobe_user_and_kernel_stacks function_tracer_fallback_exact stacksnoop_function_tracer_live
+# vm-static: only: kprobe_kernel_stacks_exact kprobe_user_and_kernel_stacks function_tracer_fallback_exact stacksnoop_function_tracer_live stacksnoop_kprobe_buffered_exact
 
 N=997
 
