@@ -174,10 +174,16 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
   };
   for (size_t i = 0; i < calls.size(); ++i) {
     const auto& c = calls[i];
+    // 4.17+: __x64_sys_<name>(const struct pt_regs *). Before, the C
+    // function sys_<name>, which available_filter_functions lists by its
+    // alias SyS_<name> (the long-argument wrapper of
+    // CONFIG_HAVE_SYSCALL_WRAPPERS, same address: 3.10 to 4.16, seen on
+    // 3.10, 4.4 and 4.14), and sys_<name> where there is no wrapper.
     std::string fn = "__x64_sys_" + c.name;
     bool pt_regs = has(fn);
     if (!pt_regs) {
-      fn = "sys_" + c.name;
+      fn = "SyS_" + c.name;
+      if (!has(fn)) fn = "sys_" + c.name;
       if (!has(fn)) continue;
     }
     probe::Target t;
@@ -194,7 +200,7 @@ Result<StringPlan> plan_kprobes(const std::vector<SyscallString>& calls,
     return Error{ENOENT,
                  "no entry function of the system calls to kprobe",
                  {},
-                 "looked for __x64_sys_NAME and sys_NAME"};
+                 "looked for __x64_sys_NAME, SyS_NAME and sys_NAME in available_filter_functions"};
   p.how = "kprobes on " + joined(used);
   return p;
 }
@@ -315,14 +321,16 @@ Result<SyscallStrings> SyscallStrings::create(const std::string& tracing_dir,
                                               const std::vector<probe::Target>& also) {
   using F = kernel::Feature;
   // The calls this kernel has an exit tracepoint of (no open on arm64); on
-  // kernels without syscall tracepoints, those libseccomp has a number of
-  // (raw_syscalls:sys_exit with an id filter stands for them).
+  // kernels without syscall tracepoints, and for a call without its own
+  // (execve before 4.7 or so: its table entry is stub_execve, which has no
+  // syscall metadata, so no syscalls:*_execve; seen on 3.10 and 4.4),
+  // those libseccomp has a number of (raw_syscalls:sys_exit with an id
+  // filter stands for them).
   const bool tracepoints = features.has(F::kSyscallTracepoints);
   std::vector<SyscallString> have;
   std::vector<int> nrs;
   for (auto& c : calls) {
-    if (tracepoints) {
-      if (!exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) continue;
+    if (tracepoints && exists(tracing_dir + "/events/syscalls/sys_exit_" + c.name)) {
       nrs.push_back(-1);
     } else {
       auto raw = syscalls::to_raw("sys_exit_" + c.name);

@@ -5,9 +5,10 @@
 // Syscall tracepoints carry only the pointer, so the string comes from a
 // probe of our own, created in this order:
 //   1. kprobes on the syscall's entry function: __x64_sys_<name> (4.17+,
-//      the arguments behind a struct pt_regs * in %di), else sys_<name>
-//      (the arguments in registers); ustring where the kernel has it (5.3),
-//      else string;
+//      the arguments behind a struct pt_regs * in %di), else SyS_<name>
+//      (before 4.17: sys_<name>'s alias, the name available_filter_functions
+//      lists) or sys_<name> (the arguments in registers); ustring where the
+//      kernel has it (5.3), else string (which reads user memory there);
 //   2. eprobes on syscalls:sys_enter_<name> (5.15, CONFIG_EPROBE_EVENTS),
 //      reading the string behind the tracepoint's own pointer field;
 //   3. uprobes on the C library's wrappers (open, openat, __open_2, ...)

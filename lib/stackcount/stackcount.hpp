@@ -2,7 +2,11 @@
 //
 // The pattern expands to probe targets (lib/probe), which become kernel
 // events (lib/session/probes). Kernel stacks only (-K): a private tracefs
-// instance with a stacktrace trigger per event, read raw (FtraceCapture).
+// instance with a stacktrace trigger per event (kprobes: the stacktrace
+// option, which unwinds from the probe's registers), read raw
+// (FtraceCapture); the probed function (and, for the function tracer, its
+// caller) put first where the kernel's unwinder left them out
+// (stackcount/entry_frame.hpp).
 // User stacks (the default, kernel + user, as bcc): perf_event_open on the
 // same events with PERF_SAMPLE_CALLCHAIN (PerfCapture), and for uprobes at
 // functions' entries the 8 bytes at the user stack pointer, the caller

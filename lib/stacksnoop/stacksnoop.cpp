@@ -1,5 +1,6 @@
 #include "stacksnoop/stacksnoop.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdint>
@@ -14,6 +15,7 @@
 #include "probe/spec.hpp"
 #include "session/saved_comms.hpp"
 #include "session/trace_session.hpp"
+#include "stackcount/entry_frame.hpp"
 #include "symbols/kallsyms.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -32,6 +34,11 @@ struct Snooper::Impl {
   std::optional<session::SavedComms> saved_comms;
   std::unordered_map<int, std::string> comms;
   std::vector<output::Frame> frames;
+  // The events of kprobes at functions' entries: their stacks get the
+  // probed function where the unwinder left it out (stackcount/entry_frame).
+  std::unordered_set<int> entry_kprobes;
+  int function_event = -1;  // ftrace:function's id, with the function tracer
+  std::vector<uint64_t> entry_frame;
   uint64_t read = 0;
   uint64_t printed = 0;        // events known to have reached out's reader
   std::vector<uint64_t> ends;  // since out's last good flush: where each event's text ends
@@ -47,10 +54,20 @@ struct Snooper::Impl {
     ++read;
     if (!out) return;
     frames.clear();
-    for (size_t i = 0; i < e.stack.size(); ++i) {
+    std::span<const uint64_t> stack;
+    if (entry_kprobes.contains(e.type)) {
+      stack = stackcount::with_probed_function(e.stack, stackcount::kprobe_ip(e.data), ksyms,
+                                               entry_frame);
+    } else if (e.type == function_event) {
+      auto f = stackcount::function_entry(e.data);
+      stack = stackcount::with_probed_function(e.stack, f.ip, ksyms, entry_frame, f.parent_ip);
+    } else {
+      stack = stackcount::with_probed_function(e.stack, 0, ksyms, entry_frame);
+    }
+    for (size_t i = 0; i < stack.size(); ++i) {
       output::Frame f;
-      f.addr = e.stack[i];
-      if (auto r = ksyms.lookup(e.stack[i], i > 0)) {
+      f.addr = stack[i];
+      if (auto r = ksyms.lookup(stack[i], i > 0)) {
         f.name = std::string(r->name);
         f.offset = r->offset;
       }
@@ -107,8 +124,17 @@ Result<Snooper> Snooper::start(const Options& o, std::ostream& out, std::ostream
   session::CaptureOptions co;
   co.pid = o.pid;
   if (o.buffered_secs) co.buffer_kb = kBufferedKb;
+  // Kprobes' stacks from the stacktrace option, unwound from the probe's
+  // registers (a trigger's are not, and were empty or wrong on 4.4 and
+  // 4.14: see stackcount's start).
+  co.stack_option = std::any_of(targets->begin(), targets->end(), [](const probe::Target& t) {
+    return t.kind == probe::Kind::kKernel;
+  });
   if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
   impl->capture = impl->trace->ftrace();
+  impl->entry_kprobes = stackcount::entry_kprobe_ids(impl->trace->probes(), *targets);
+  if (!impl->trace->probes().functions().empty())
+    impl->function_event = stackcount::function_event_id(*dir);
   return Snooper(std::move(impl));
 }
 

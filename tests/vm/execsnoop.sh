@@ -1,6 +1,7 @@
 # tests/vm/execsnoop.sh: execsnoop on kernels that have kprobes, where the
 # arguments come from kprobes on __x64_sys_execve(at) (the argument vector
-# behind a struct pt_regs, read from user memory), and, kprobes forced off,
+# behind a struct pt_regs, read from user memory; before 4.17 on
+# SyS_execve, the arguments in registers), and, kprobes forced off,
 # from eprobes on syscalls:sys_enter_execve(at) where the kernel has them;
 # the build machines' kernel only has the uprobe path
 # (tests/runtime/execsnoop_test).
@@ -15,6 +16,18 @@
 
 N=23
 M=5
+
+# first_function NAME...: the first NAME that available_filter_functions
+# lists (the name a kprobe takes on this kernel), else the first NAME.
+# System calls' entries: __x64_sys_NAME since 4.17, before it sys_NAME,
+# listed by its alias SyS_NAME (3.10 to 4.16).
+first_function() {
+  local f
+  for f in "$@"; do
+    grep -qx -- "$f" "$T/available_filter_functions" && { echo "$f"; return; }
+  done
+  echo "$1"
+}
 
 long_arg() {
   local i=0 s=
@@ -44,7 +57,9 @@ check_execs() {
 case_kprobe_path_exact() {
   start_workload execs $N $M
   traced_run /tmp/es.out execsnoop
-  has /tmp/es.out.err '^execsnoop: arguments from kprobes on __x64_sys_execve' "the kprobe path"
+  local entry
+  entry=$(first_function __x64_sys_execve SyS_execve sys_execve)
+  has /tmp/es.out.err "^execsnoop: arguments from kprobes on $entry" "the kprobe path"
   has /tmp/es.out '^Tracing exec\(\)s\. Ctrl-C to end\.$' "perf-tools' header"
   has /tmp/es.out '^   PID   PPID ARGS$' "the column header"
   check_execs /tmp/es.out $((N + M)) "$ARGS"
@@ -59,7 +74,7 @@ case_kprobe_string_constants() {
   skip_in_static_image "libc's exec functions are not in a static workload"
   start_workload execs $N $M literals
   traced_run /tmp/es.out execsnoop
-  has /tmp/es.out.err '^execsnoop: arguments from kprobes on __x64_sys_execve.*, with uprobes on ' \
+  has /tmp/es.out.err "^execsnoop: arguments from kprobes on $(first_function __x64_sys_execve SyS_execve sys_execve).*, with uprobes on " \
     "the uprobes added to the kprobes"
   local good marked
   good=$(awk -v p="$WL_PID" -v a="$ARGS" '$2 == p { l = $0; sub(/^ *[^ ]+ +[^ ]+ +/, "", l); if (l == a) n++ }

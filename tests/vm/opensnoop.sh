@@ -1,6 +1,7 @@
 # tests/vm/opensnoop.sh: opensnoop on kernels that have kprobes, where the
 # file names come from kprobes on the syscall entries (__x64_sys_openat,
-# __x64_sys_open: the arguments behind a struct pt_regs); the build
+# __x64_sys_open: the arguments behind a struct pt_regs; before 4.17
+# SyS_openat, SyS_open, the arguments in registers); the build
 # machines' kernel only has the uprobe path (tests/runtime/opensnoop_test).
 # The truth: after its "go", the opens workload opens /tmp/tracekit-opens.PID
 # exactly N times (open() and openat() in turn, each returning the same
@@ -11,6 +12,18 @@
 
 N=97
 M=13
+
+# first_function NAME...: the first NAME that available_filter_functions
+# lists (the name a kprobe takes on this kernel), else the first NAME.
+# System calls' entries: __x64_sys_NAME since 4.17, before it sys_NAME,
+# listed by its alias SyS_NAME (3.10 to 4.16).
+first_function() {
+  local f
+  for f in "$@"; do
+    grep -qx -- "$f" "$T/available_filter_functions" && { echo "$f"; return; }
+  done
+  echo "$1"
+}
 
 # check_opens OUT OK FAILED: OUT has exactly OK rows for the workload's file
 # and FAILED for the missing one, each "opens PID FD FILE" with the
@@ -36,7 +49,8 @@ check_opens() {
 case_kprobe_path_exact() {
   start_workload opens $N $M
   traced_run /tmp/os.out opensnoop -p "$WL_PID"
-  has /tmp/os.out.err '^opensnoop: file names from kprobes on __x64_sys_openat' "the kprobe path"
+  has /tmp/os.out.err "^opensnoop: file names from kprobes on $(first_function __x64_sys_openat SyS_openat sys_openat)" \
+    "the kprobe path"
   has /tmp/os.out "^Tracing open\(\)s issued by PID $WL_PID\. Ctrl-C to end\.$" "perf-tools' header"
   has /tmp/os.out '^COMM +PID +FD FILE$' "the column header"
   check_opens /tmp/os.out $N $M

@@ -34,6 +34,24 @@ TEST(SyscallStringsTest, KprobePlanPrefersTheX64Wrappers) {
   EXPECT_FALSE(plan_kprobes(kOpens, {"vfs_read"}, true, true));
 }
 
+// Before 4.17 available_filter_functions lists the entry points by their
+// SyS_ alias (4.4: SyS_openat, SyS_open, SyS_execve), the arguments in
+// registers: SyS_ is taken before sys_.
+TEST(SyscallStringsTest, KprobePlanSyS) {
+  auto plan = plan_kprobes(kOpens, {"SyS_open", "SyS_openat", "do_sys_open"}, false, false);
+  ASSERT_TRUE(plan) << plan.error().str();
+  ASSERT_EQ(plan->entries.size(), 2u);
+  EXPECT_EQ(plan->entries[0].function, "SyS_openat");
+  EXPECT_EQ(plan->entries[0].fetchargs, "filename=+0(%si):string");
+  EXPECT_EQ(plan->entries[1].function, "SyS_open");
+  EXPECT_EQ(plan->entries[1].fetchargs, "filename=+0(%di):string");
+  EXPECT_EQ(plan->how, "kprobes on SyS_openat, SyS_open");
+  auto both = plan_kprobes(kOpens, {"SyS_openat", "sys_open", "sys_openat"}, false, false);
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->entries[0].function, "SyS_openat");
+  EXPECT_EQ(both->entries[1].function, "sys_open");
+}
+
 TEST(SyscallStringsTest, EprobePlan) {
   auto plan = plan_eprobes({kOpens[0]}, false, false);
   ASSERT_EQ(plan.entries.size(), 1u);
