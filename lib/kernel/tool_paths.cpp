@@ -20,8 +20,7 @@ std::vector<ToolUse> make_uses() {
   const std::vector<Way> events{{"events in a private instance", {F::kEventTracing, F::kInstances}},
                                 {"events at the top level (perf-tools' lock)", {F::kEventTracing}}};
   const std::vector<Way> kernel_functions{
-      {"kprobes with stacktrace triggers", {F::kInstances, F::kKprobes, F::kStacktraceTrigger}},
-      {"kprobes with the instance's stacktrace option",
+      {"kprobes with the instance's stacktrace option (kretprobes: stacktrace triggers)",
        {F::kInstances, F::kInstanceOptions, F::kKprobes}},
       {"the function tracer with func_stack_trace",
        {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},

@@ -13,6 +13,7 @@
 # and waits for each. The kernel-side paths see all N + M with their
 # arguments, each with the workload as its parent.
 # vm-static: only: kprobe_path_exact without_kprobes
+# vm-old: also: same_execs_as_perf_tools
 
 N=23
 M=5

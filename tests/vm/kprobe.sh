@@ -3,6 +3,7 @@
 # its "go", the i-th (from 0) of i % 7 + 1 bytes, each reaching vfs_read()
 # once; /dev/zero gives every byte asked for.
 # vm-static: only: kprobe_register_argument_exact kretprobe_retval kprobe_stacks kprobe_string_fetch_and_filter
+# vm-old: also: kprobe_same_events_as_perf_tools
 
 N=997
 

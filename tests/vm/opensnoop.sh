@@ -9,6 +9,7 @@
 # (ENOENT: FD -1). busybox's cat opens files without any C library wrapper
 # we could probe (busybox is static): only the kernel-side paths see them.
 # vm-static: only: kprobe_path_exact kprobe_known_open_without_libc without_kprobes_eprobes_or_uprobes
+# vm-old: also: same_opens_as_perf_tools
 
 N=97
 M=13

@@ -191,7 +191,7 @@ TEST(ToolPathsTest, InstancesWithoutOptionsTraceStacksAtTheTopLevel) {
   auto newer = with(true);
   v = judge(use("stackcount", "kernel functions"), newer);
   ASSERT_TRUE(v.way);
-  EXPECT_EQ(v.way->path, "kprobes with the instance's stacktrace option");
+  EXPECT_EQ(v.way->path, "kprobes with the instance's stacktrace option (kretprobes: stacktrace triggers)");
   v = judge(use("functrace", ""), newer);
   ASSERT_TRUE(v.way);
   EXPECT_EQ(v.way->path, "the function tracer in a private instance");
