@@ -21,6 +21,7 @@
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/stack_roots.hpp"
 #include "symbols/tracing_frames.hpp"
 #include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
@@ -601,7 +602,9 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
     auto it = m.threads.find(tid);
     return it == m.threads.end() ? tid : it->second.tgid;
   };
-  report::print_stack_report(out, err, m.counts, &m.user_syms, p);
+  report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  symbols::trim_past_stack_roots(r.records, r.frames);
+  report::print_report(out, err, r, p);
   if (m.lost > 0)
     err << "WARNING: " << m.lost
         << " scheduler events lost (ring buffer overflow); the periods around them were not "

@@ -12,6 +12,7 @@
 #include "perf/user_unwind.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/stack_roots.hpp"
 #include "symbols/user.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
@@ -270,6 +271,7 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.totals.lost_events = m.events.lost();
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
   report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  symbols::trim_past_stack_roots(r.records, r.frames);
   // Names of threads whose samples came before the records naming them.
   for (auto& rec : r.records) rec.comm = m.names.settle(rec.comm);
   report::print_report(out, err, r, p);
