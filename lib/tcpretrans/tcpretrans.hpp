@@ -12,6 +12,9 @@
 // with the time it was read, as perf-tools did.
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -37,6 +40,14 @@ enum class Path { kTracepoint, kKprobe };
 // and what brings it).
 Result<std::vector<probe::Target>> targets(const Options& o, kernel::Features& features,
                                            Path* path);
+
+// Whether the kernel has the functions the kprobe targets name (has: a
+// function of the kernel's text, from /proc/kallsyms). Error naming the
+// first missing: a kernel built without CONFIG_INET has no TCP at all, and
+// a kprobe on tcp_retransmit_skb is then refused with ENOENT, which the
+// kernel does not explain (3.10-4.19 have no error_log). Pure.
+Status check_functions(const std::vector<probe::Target>& targets,
+                       const std::function<bool(std::string_view)>& has);
 
 class Tracer : public session::Engine {
  public:
