@@ -4,10 +4,13 @@
 
 # The 64-bit system call entry's functions, as this kernel names them
 # (/proc/kallsyms), joined by '|': do_syscall_64 and entry_SYSCALL_64*
-# since 4.6 (entry_SYSCALL_64_fastpath in 4.1-4.13), system_call,
-# system_call_fastpath and system_call_after_swapgs before 4.1.
+# since 4.6 (entry_SYSCALL_64_fastpath in 4.1-4.15), system_call,
+# system_call_fastpath and system_call_after_swapgs before 4.1; the slow
+# path's tracesys* (up to 4.15), which profile puts every system call on
+# while it takes user stacks where there is a fast path
+# (perf/syscall_regs.hpp).
 syscall_entries() {
-  awk '$2 ~ /^[tT]$/ && $3 ~ /^(do_syscall_64|entry_SYSCALL_64.*|system_call|system_call_fastpath|system_call_after_swapgs)$/ { n[$3] = 1 }
+  awk '$2 ~ /^[tT]$/ && $3 ~ /^(do_syscall_64|entry_SYSCALL_64.*|system_call|system_call_fastpath|system_call_after_swapgs|tracesys.*)$/ { n[$3] = 1 }
     END { s = ""; for (k in n) s = s (s == "" ? "" : "|") k; print s }' /proc/kallsyms
 }
 
