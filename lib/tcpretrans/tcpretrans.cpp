@@ -6,7 +6,6 @@
 #include <csignal>
 #include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <optional>
 #include <ostream>
 #include <unordered_map>
@@ -79,39 +78,21 @@ Result<std::vector<probe::Target>> targets(const Options& o, kernel::Features& f
 
 Status check_functions(const std::vector<probe::Target>& targets,
                        const std::function<bool(std::string_view)>& has) {
-  for (const auto& t : targets) {
-    if (t.kind != probe::Kind::kKernel || has(t.function)) continue;
+  auto missing = [](const std::string& f) {
     return Error{0,
-                 "this kernel has no " + t.function +
+                 "this kernel has no " + f +
                      " (not in /proc/kallsyms): it was built without TCP (CONFIG_INET)",
                  {},
                  "tcpretrans needs a kernel with CONFIG_INET and either kprobes or the "
                  "tcp:tcp_retransmit_skb tracepoint (Linux 4.15+)"};
-  }
+  };
+  // The tracepoint too: 4.19 without CONFIG_INET has tcp:tcp_retransmit_skb
+  // (net/core defines the tcp events under CONFIG_NET) but no TCP to fire it.
+  if (!has(kRetransmitFunction)) return missing(kRetransmitFunction);
+  for (const auto& t : targets)
+    if (t.kind == probe::Kind::kKernel && !has(t.function)) return missing(t.function);
   return {};
 }
-
-namespace {
-
-// Whether /proc/kallsyms names a text symbol (t or T) called name.
-bool kernel_has_function(std::string_view name) {
-  std::ifstream in("/proc/kallsyms");
-  std::string line;
-  while (std::getline(in, line)) {
-    // "ADDRESS TYPE NAME[\t[MODULE]]"
-    auto sp = line.find(' ');
-    if (sp == std::string::npos || sp + 3 > line.size()) continue;
-    char type = line[sp + 1];
-    if (type != 't' && type != 'T') continue;
-    std::string_view sym(line);
-    sym.remove_prefix(sp + 3);
-    if (auto tab = sym.find('\t'); tab != std::string_view::npos) sym = sym.substr(0, tab);
-    if (sym == name) return true;
-  }
-  return false;
-}
-
-}  // namespace
 
 struct Tracer::Impl {
   Options o;
@@ -184,7 +165,7 @@ Result<Tracer> Tracer::start(const Options& o, std::ostream& out, std::ostream& 
   if (!dir) return dir.error();
   auto t = targets(o, kernel::Features::host(), &impl->path);
   if (!t) return t.error();
-  if (auto st = check_functions(*t, kernel_has_function); !st) return st.error();
+  if (auto st = check_functions(*t, [](std::string_view f) { return symbols::kernel_has_text_symbol({f}); }); !st) return st.error();
   if (o.stacks) {
     auto k = symbols::KernelSymbols::load();
     if (!k) return k.error();

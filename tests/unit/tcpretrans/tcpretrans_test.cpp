@@ -357,6 +357,8 @@ TEST(TcpretransTest, StackFramesEscaped) {
 }  // namespace
 }  // namespace tracekit::tcpretrans
 
+namespace tracekit::tcpretrans {
+
 // A kernel without TCP (CONFIG_INET off: the upstream 3.10-4.19 VM images)
 // has no tcp_retransmit_skb: refused up front, naming the function and the
 // config, rather than with the kernel's bare ENOENT on kprobe_events.
@@ -380,6 +382,11 @@ TEST(TcpretransTest, CheckFunctionsNamesTheMissingFunction) {
   ASSERT_FALSE(st);
   EXPECT_NE(st.error().message.find("no tcp_send_loss_probe"), std::string::npos);
   EXPECT_TRUE(check_functions({kp}, only_retransmit));
-  // Tracepoints are not functions: the tracepoint's own event decides.
-  EXPECT_TRUE(check_functions({tp}, none));
+  // The tracepoint without TCP (4.19 without CONFIG_INET): refused too.
+  st = check_functions({tp}, none);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("no tcp_retransmit_skb"), std::string::npos);
+  EXPECT_TRUE(check_functions({tp}, only_retransmit));
 }
+
+}  // namespace tracekit::tcpretrans
