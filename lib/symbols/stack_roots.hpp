@@ -5,12 +5,13 @@
 // %rbp for their own data. Their callee (main, a thread's function) saves
 // that %rbp, and the walk then reads a "frame" out of their locals: one or
 // two made-up frames past them. Measured in the static workloads (glibc
-// 2.36): __libc_start_main does `lea 0xb8(%rsp),%rbp`, and every user stack
-// of build/workloads-static/syscalls ended
-// "[unknown];register_tm_clones;__libc_start_call_main;main" on 3.10, 4.4,
-// 4.14, 4.19 and 6.1 alike (the walk itself is the same there: each stops
-// at an unreadable frame, the old ones also at a frame below the stack
-// pointer).
+// 2.36): __libc_start_main does `lea 0xb8(%rsp),%rbp` before it calls
+// __libc_start_call_main (which leaves %rbp alone), and every user stack of
+// build/workloads-static/syscalls ended
+// "[unknown];register_tm_clones;__libc_start_call_main;main" on 3.10 and
+// 4.4 (and, by the lead's first contact, 4.14 and 4.19). Any kernel's walk
+// reads the same words there: each stops only at an unreadable frame (the
+// old ones also at one below the stack pointer).
 #pragma once
 
 #include <string_view>
