@@ -21,6 +21,12 @@ constexpr FeatureInfo kTable[] = {
      "CONFIG_FTRACE, CONFIG_EVENT_TRACING", ""},
     {F::kInstances, "instances", "tracefs instances (private trace buffers)", "Linux 3.10",
      "the top level, under perf-tools' lock"},
+    {F::kInstanceOptions, "instance_options",
+     "trace options and a tracer of an instance's own (options/, current_tracer)",
+     "Linux 4.4",
+     "the top level, under perf-tools' lock, for a run that needs a trace option (the "
+     "stacktrace or userstacktrace option, the function tracer); else an instance whose "
+     "buffer overwrites when full (overruns counted)"},
     {F::kEventTriggers, "event_triggers", "event triggers", "Linux 3.14",
      "the stacktrace option"},
     {F::kStacktraceTrigger, "stacktrace_trigger", "the stacktrace event trigger", "Linux 3.14",
@@ -66,6 +72,7 @@ constexpr FeatureInfo kTable[] = {
     {F::kUprobeFetchArgs, "uprobe_fetchargs", "fetch arguments on uprobes",
      "Linux 3.14 (found by the tracing README's fetcharg syntax)",
      "uprobe -s: user stacks without the caller of an entry probe"},
+    {F::kTcp, "tcp", "TCP/IPv4 (/proc/net/tcp)", "CONFIG_INET", ""},
     {F::kPerfEvents, "perf_events", "perf_event_open (software events)", "CONFIG_PERF_EVENTS",
      ""},
     {F::kContextSwitch, "context_switch", "perf context-switch records (PERF_RECORD_SWITCH)",

@@ -23,6 +23,7 @@ enum class Feature : uint8_t {
   kDebugfsTracing,     // debugfs's tracing directory
   kEventTracing,       // a tracing directory with events/, either way
   kInstances,          // instances/
+  kInstanceOptions,    // options/ in each instance (its own trace options)
   kEventTriggers,      // events/*/*/trigger
   kStacktraceTrigger,  // the "stacktrace" trigger command
   kHistTriggers,       // "hist" triggers
@@ -44,6 +45,7 @@ enum class Feature : uint8_t {
   kProbeAppend,        // several probes on one kprobe/uprobe event
   kProbeImmediate,     // immediate values (\imm) as probe fetch arguments
   kUprobeFetchArgs,    // fetch arguments on uprobes
+  kTcp,                // TCP/IPv4 in the kernel (/proc/net/tcp)
   // perf_event_open
   kPerfEvents,         // perf_event_open itself (software events)
   kContextSwitch,      // attr.context_switch: PERF_RECORD_SWITCH(_CPU_WIDE)

@@ -95,11 +95,22 @@ int open_with(F f) {
     default: return EINVAL;
   }
   Fd fd(perf_event_open_cloexec(&a, 0, -1, -1));
-  return fd.valid() ? 0 : errno;
+  if (!fd.valid()) return errno;
+  // A kernel that does not know a read_format bit may take it and ignore
+  // it (4.19.304 took PERF_FORMAT_LOST, then read 8 bytes): the read shows
+  // whether the lost count is there.
+  if (f == F::kLostSamples) {
+    uint64_t words[4];
+    if (::read(fd.get(), words, sizeof words) != 2 * sizeof(uint64_t)) return EINVAL;
+  }
+  return 0;
 }
 
 bool host_perf_accepts(F f) {
   if (f == F::kPerfEventMaxStack) return exists("/proc/sys/kernel/perf_event_max_stack");
+  // sample_max_stack sits in what was reserved space, which 4.4.121 took
+  // and ignored: the per-event depth came with the sysctl (Linux 4.8).
+  if (f == F::kSampleMaxStack && !exists("/proc/sys/kernel/perf_event_max_stack")) return false;
   // Without permission to open even the plain event (not root, a high
   // perf_event_paranoid) nothing can be told apart: count the bits as there
   // (the tools' own opens then fail with the permission error, which is the
@@ -118,6 +129,11 @@ bool host_eprobe_works(const std::string& dir) {
     return false;
   (void)tracefs::write_control(events, "-:" + group + "/tk_eprobe_check", true, {dir});
   return true;
+}
+
+bool host_instance_options(const std::string& dir) {
+  auto inst = tracefs::Instance::create(dir);
+  return inst && inst->has("options/overwrite") && inst->has("current_tracer");
 }
 
 bool host_function_tracer_works(const std::string& dir) {
@@ -146,6 +162,7 @@ Probe host_probe() {
   p.perf_accepts = host_perf_accepts;
   p.eprobe_works = host_eprobe_works;
   p.function_tracer_works = host_function_tracer_works;
+  p.instance_options = host_instance_options;
   return p;
 }
 
@@ -169,6 +186,7 @@ bool Features::probe(Feature f) {
   if (f == F::kTracefs) return probe_.tracefs_filesystem();
   if (f == F::kDebugfsTracing) return probe_.debugfs_tracing();
   if (perf_feature(f)) return probe_.perf_accepts(f);
+  if (f == F::kTcp) return exists("/proc/net/tcp");
   if (!dir_) dir_ = probe_.tracing_dir();
   const std::string& d = *dir_;
   if (d.empty()) return false;
@@ -176,6 +194,8 @@ bool Features::probe(Feature f) {
   switch (f) {
     case F::kEventTracing: return exists(d + "/events");
     case F::kInstances: return exists(d + "/instances");
+    case F::kInstanceOptions:
+      return exists(d + "/instances") && probe_.instance_options && probe_.instance_options(d);
     case F::kEventTriggers: return exists(trigger);
     case F::kStacktraceTrigger: return file_has_word(trigger, "stacktrace");
     case F::kHistTriggers: return file_has_word(trigger, "hist");

@@ -43,6 +43,10 @@ struct Probe {
   // Whether the function tracer can be started in an instance (lockdown
   // refuses it although available_tracers lists it).
   std::function<bool(const std::string& tracing_dir)> function_tracer_works;
+  // Whether an instance has trace options and a tracer of its own (created
+  // to be sure: before Linux 4.4 an instance has neither options/ nor
+  // current_tracer; the top level's options are every buffer's). Unset: no.
+  std::function<bool(const std::string& tracing_dir)> instance_options;
 };
 
 // The host's probes: /proc/filesystems, tracefs::tracing_dir() (which mounts

@@ -21,8 +21,10 @@ std::vector<ToolUse> make_uses() {
                                 {"events at the top level (perf-tools' lock)", {F::kEventTracing}}};
   const std::vector<Way> kernel_functions{
       {"kprobes with stacktrace triggers", {F::kInstances, F::kKprobes, F::kStacktraceTrigger}},
-      {"kprobes with the instance's stacktrace option", {F::kInstances, F::kKprobes}},
-      {"the function tracer with func_stack_trace", {F::kInstances, F::kFunctionTracer}},
+      {"kprobes with the instance's stacktrace option",
+       {F::kInstances, F::kInstanceOptions, F::kKprobes}},
+      {"the function tracer with func_stack_trace",
+       {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},
       {"kprobes at the top level (perf-tools' lock)", {F::kKprobes}},
       {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}};
   const std::vector<Way> syscall_events{
@@ -30,7 +32,7 @@ std::vector<ToolUse> make_uses() {
       {"raw_syscalls with an id filter (libseccomp's numbers)", {F::kEventTracing}}};
   const std::vector<Way> tracepoint_stacks{
       {"stacktrace triggers in a private instance", {F::kInstances, F::kStacktraceTrigger}},
-      {"the instance's stacktrace option", {F::kInstances}},
+      {"the instance's stacktrace option", {F::kInstances, F::kInstanceOptions}},
       {"stacktrace triggers at the top level (perf-tools' lock)", {F::kStacktraceTrigger}},
       {"the top level's stacktrace option (perf-tools' lock)", {F::kEventTracing}}};
   return {
@@ -155,13 +157,13 @@ std::vector<ToolUse> make_uses() {
       {"tcpretrans",
        "",
        {{"the tcp:tcp_retransmit_skb tracepoint in a private instance",
-         {F::kInstances, F::kTcpRetransmitTracepoint}},
+         {F::kTcp, F::kInstances, F::kTcpRetransmitTracepoint}},
         {"a kprobe on tcp_retransmit_skb reading the socket in a private instance",
-         {F::kInstances, F::kKprobes}},
+         {F::kTcp, F::kInstances, F::kKprobes}},
         {"the tcp:tcp_retransmit_skb tracepoint at the top level (perf-tools' lock)",
-         {F::kTcpRetransmitTracepoint}},
-        {"a kprobe on tcp_retransmit_skb at the top level (perf-tools' lock)", {F::kKprobes}}}},
-      {"tcpretrans", "-l", {{"a kprobe on tcp_send_loss_probe", {F::kKprobes}}}},
+         {F::kTcp, F::kTcpRetransmitTracepoint}},
+        {"a kprobe on tcp_retransmit_skb at the top level (perf-tools' lock)", {F::kTcp, F::kKprobes}}}},
+      {"tcpretrans", "-l", {{"a kprobe on tcp_send_loss_probe", {F::kTcp, F::kKprobes}}}},
       {"tcpretrans", "-s", tracepoint_stacks},
       {"iosnoop", "", events},
       {"iosnoop",
@@ -188,7 +190,7 @@ std::vector<ToolUse> make_uses() {
        {{"the function profiler (perf-tools' lock)", {F::kFunctionProfiler}},
         {"perf counters on kprobes", {F::kKprobes, F::kPerfEvents}},
         {"the function tracer in a private instance, counted by address",
-         {F::kInstances, F::kFunctionTracer}},
+         {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},
         {"the function tracer at the top level (perf-tools' lock), counted by address",
          {F::kFunctionTracer}}}},
       // -p: kernel functions need kprobes (or the function tracer); events
@@ -217,12 +219,13 @@ std::vector<ToolUse> make_uses() {
          {F::kFunctionProfiler}},
         {"perf counters on kprobes on the page cache functions", {F::kKprobes, F::kPerfEvents}},
         {"the function tracer in a private instance, counted by address",
-         {F::kInstances, F::kFunctionTracer}},
+         {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},
         {"the function tracer at the top level (perf-tools' lock), counted by address",
          {F::kFunctionTracer}}}},
       {"functrace",
        "",
-       {{"the function tracer in a private instance", {F::kInstances, F::kFunctionTracer}},
+       {{"the function tracer in a private instance",
+         {F::kInstances, F::kInstanceOptions, F::kFunctionTracer}},
         {"the function tracer at the top level (perf-tools' lock)", {F::kFunctionTracer}}}},
       {"funcgraph",
        "",

@@ -81,22 +81,45 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   if (o.tid && !process_exists(*o.tid))
     return Error{ESRCH, "no thread with TID " + std::to_string(*o.tid), {}, "check the TID with ps -L"};
   FtraceCapture c;
-  // Kernels without instances: the top level, under perf-tools' lock.
-  auto inst = kernel::Features::host().has(kernel::Feature::kInstances)
-                  ? tracefs::Instance::create(tracing_dir)
-                  : tracefs::Instance::top_level(tracing_dir);
+  auto& features = kernel::Features::host();
+  const bool functions = !probes.functions().empty();
+  // Stacks by the stacktrace option rather than by triggers (below).
+  const bool wants_stack_option =
+      o.stacks && (o.stack_option || probes.events().size() > kMaxTriggerEvents ||
+                   !features.has(kernel::Feature::kStacktraceTrigger));
+  // Kernels without instances: the top level, under perf-tools' lock. So
+  // too where an instance has no trace options of its own (before Linux
+  // 4.4) and the run needs one: the top level's options are then every
+  // buffer's, and its tracer the only one.
+  const bool needs_options = wants_stack_option || o.user_stacks || functions;
+  bool private_instance =
+      features.has(kernel::Feature::kInstances) &&
+      (!needs_options || features.has(kernel::Feature::kInstanceOptions));
+  auto inst = private_instance ? tracefs::Instance::create(tracing_dir)
+                               : tracefs::Instance::top_level(tracing_dir);
   if (!inst) return inst.error();
   c.instance_.emplace(std::move(*inst));
+  // The function tracer for one process needs a pid list of the
+  // instance's own: 4.4's instances have a tracer but no set_ftrace_pid.
+  if (private_instance && functions && o.pid && !c.instance_->has("set_ftrace_pid")) {
+    c.instance_.reset();
+    auto top = tracefs::Instance::top_level(tracing_dir);
+    if (!top) return top.error();
+    c.instance_.emplace(std::move(*top));
+    private_instance = false;
+  }
   tracefs::Instance& in = *c.instance_;
   // A full buffer keeps what it has and refuses (and counts) new events: the
-  // oldest events are the ones a reader is about to read.
-  if (auto st = in.set_option("overwrite", false); !st) return st.error();
+  // oldest events are the ones a reader is about to read. An instance
+  // without options of its own (before Linux 4.4) overwrites as the top
+  // level did when it was made: the reader counts those overruns as lost.
+  if (!private_instance || features.has(kernel::Feature::kInstanceOptions))
+    if (auto st = in.set_option("overwrite", false); !st) return st.error();
   if (o.buffer_kb)
     if (auto st = in.set_buffer_size_kb(o.buffer_kb); !st) return st.error();
   if (o.cpu)
     if (auto st = in.set("tracing_cpumask", cpu_mask(*o.cpu)); !st) return st.error();
 
-  const bool functions = !probes.functions().empty();
   // The formats to load: the events enabled, one by one (a whole system
   // can be hundreds of formats); the function tracer's are in "ftrace".
   std::vector<std::string> systems;
@@ -181,10 +204,7 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // Many events take it too: the kernel synchronises once per trigger it
   // removes (trigger_data_free), 30 s for 360 syscall events here, against
   // under 0.1 s for disabling them and the option.
-  const bool stack_option =
-      o.stacks && in.has("options/stacktrace") &&
-      (o.stack_option || probes.events().size() > kMaxTriggerEvents ||
-       !kernel::Features::host().has(kernel::Feature::kStacktraceTrigger));
+  const bool stack_option = wants_stack_option && in.has("options/stacktrace");
   if (stack_option)
     if (auto st = in.set_option("stacktrace", true); !st) return st.error();
   // What a refused event costs the drop counters (lost_events()): its

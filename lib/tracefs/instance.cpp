@@ -211,7 +211,7 @@ Result<Instance> Instance::create(const std::string& tracing_dir) {
   const std::string instances = tracing_dir + "/instances";
   if (!exists(instances))
     return Error{ENOENT, "tracefs has no instances directory", instances,
-                 "the kernel is too old (instances need Linux 3.13) or tracefs is not mounted"};
+                 "the kernel is too old (instances need Linux 3.10) or tracefs is not mounted"};
   // A name may already exist if a dead run had our pid: take the next one
   // (remove_leftovers() cannot tell that run from us).
   for (int tries = 0; tries < 1000; ++tries) {

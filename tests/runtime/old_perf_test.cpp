@@ -14,10 +14,12 @@ namespace tracekit::testing {
 namespace {
 
 // What a 3.10 kernel's perf lacks of what the tools use (3.7's
-// exclude_callchain it has; the shim takes it away too, for -U).
+// exclude_callchain it has; the shim takes it away too, for -U), the
+// PERF_FLAG_FD_CLOEXEC flag of perf_event_open (3.14) included: 3.10.108
+// refused every open that passed it.
 const std::string kOld =
     "TRACEKIT_TEST_OLD_PERF=context_switch,use_clockid,mmap2,comm_exec,sample_max_stack,"
-    "exclude_callchain,lost_samples";
+    "exclude_callchain,lost_samples,fd_cloexec";
 
 std::vector<std::string> old_perf(std::vector<std::string> argv) {
   argv.insert(argv.begin(), {"/usr/bin/env", "LD_PRELOAD=" + shim_path("old_perf"), kOld});
@@ -44,6 +46,14 @@ TEST_F(OldPerfRuntime, TheProbeNoticesEachRefusal) {
       }
     EXPECT_TRUE(found) << f;
   }
+  // Opens without PERF_FLAG_FD_CLOEXEC work (FD_CLOEXEC set by fcntl).
+  bool perf = false;
+  for (const auto& l : lines_of(r.out))
+    if (l.rfind("perf_events ", 0) == 0) {
+      perf = true;
+      EXPECT_NE(l.find(" yes "), std::string::npos) << l;
+    }
+  EXPECT_TRUE(perf) << r.out;
 }
 
 // profile -U: callchains of both sides (no exclude_callchain), the kernel

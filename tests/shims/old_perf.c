@@ -6,7 +6,9 @@
  * comm_exec, exclude_callchain (flag bits such a kernel does not know:
  * EINVAL, as its reserved-bits check gives), lost_samples (PERF_FORMAT_LOST,
  * a read_format bit before 6.0: EINVAL) and sample_max_stack (a field
- * past the end of such a kernel's attr: E2BIG). tracekit calls
+ * past the end of such a kernel's attr: E2BIG), fd_cloexec (the
+ * PERF_FLAG_FD_CLOEXEC flag of perf_event_open, Linux 3.14: EINVAL, as
+ * 3.10.108 answers every open that passes it). tracekit calls
  * perf_event_open through syscall(2), which this interposes.
  */
 #define _GNU_SOURCE
@@ -40,6 +42,10 @@ long syscall(long number, ...) {
   if (!real) real = (long (*)(long, ...))dlsym(RTLD_NEXT, "syscall");
   if (number == SYS_perf_event_open) {
     const struct perf_event_attr *attr = (const struct perf_event_attr *)a[0];
+    if (((unsigned long)a[4] & PERF_FLAG_FD_CLOEXEC) && lacks("fd_cloexec")) {
+      errno = EINVAL;
+      return -1;
+    }
     if ((attr->context_switch && lacks("context_switch")) ||
         (attr->use_clockid && lacks("use_clockid")) || (attr->mmap2 && lacks("mmap2")) ||
         (attr->comm_exec && lacks("comm_exec")) ||

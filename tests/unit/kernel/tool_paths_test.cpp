@@ -157,5 +157,45 @@ TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {
   }
 }
 
+// Instances without options of their own (Linux 3.10 to 4.3, measured on
+// 3.10.108): stacks by the stacktrace option and the function tracer take
+// the top level; with them (4.4 on), the private instance.
+TEST(ToolPathsTest, InstancesWithoutOptionsTraceStacksAtTheTopLevel) {
+  tracefs::FakeTree t;
+  t.put("kprobe_events", "");
+  t.mkdir("instances");
+  t.put("events/sched/sched_switch/format", "name: sched_switch\n");
+  auto with = [&](bool options) {
+    Probe p;
+    std::string dir = t.dir();
+    p.tracing_dir = [dir] { return dir; };
+    p.tracefs_filesystem = [] { return false; };
+    p.debugfs_tracing = [] { return true; };
+    p.perf_accepts = [](F) { return true; };
+    p.eprobe_works = [](const std::string&) { return false; };
+    p.function_tracer_works = [](const std::string&) { return true; };
+    p.instance_options = [options](const std::string&) { return options; };
+    return Features(p, {});
+  };
+  auto old = with(false);
+  EXPECT_FALSE(old.has(F::kInstanceOptions));
+  auto v = judge(use("stackcount", "tracepoints"), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "the top level's stacktrace option (perf-tools' lock)");
+  v = judge(use("stackcount", "kernel functions"), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "kprobes at the top level (perf-tools' lock)");
+  v = judge(use("functrace", ""), old);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "the function tracer at the top level (perf-tools' lock)");
+  auto newer = with(true);
+  v = judge(use("stackcount", "kernel functions"), newer);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "kprobes with the instance's stacktrace option");
+  v = judge(use("functrace", ""), newer);
+  ASSERT_TRUE(v.way);
+  EXPECT_EQ(v.way->path, "the function tracer in a private instance");
+}
+
 }  // namespace
 }  // namespace tracekit::kernel
