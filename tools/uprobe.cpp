@@ -171,7 +171,17 @@ int uprobe_main(int argc, char** argv) {
   if (!dir) return events::fail("uprobe", dir.error());
   auto trace = session::TraceSession::create(*dir, "uprobe", {*t}, /*function_tracer=*/false,
                                              std::cerr);
-  if (!trace) return events::fail("uprobe", trace.error());
+  if (!trace) {
+    Error e = trace.error();
+    // Kernels before 3.14 take registers only as a uprobe's arguments
+    // (measured on 3.10: "r:... $retval" was EINVAL, "p:... %di" taken); the
+    // kernel says nothing (no error_log) and the error is otherwise bare.
+    if (e.err == EINVAL && fetchargs.find_first_of("$+@") != std::string::npos)
+      e.hint = "this kernel may take only registers (%ax, %di, ...) as uprobe arguments: "
+               "$retval, $stack, @addresses and +offset(...) memory came to uprobe_events in "
+               "Linux 3.14 (a return value is %ax on x86-64)";
+    return events::fail("uprobe", e);
+  }
   char where[64];
   std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(t->offset));
   std::string detail = std::string(def->is_return ? "r:" : "p:") + t->event_name + " " + t->path +

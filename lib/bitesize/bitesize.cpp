@@ -11,6 +11,7 @@
 #include <memory>
 #include <sstream>
 
+#include "block/event.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "kernel/features.hpp"
@@ -204,6 +205,7 @@ int run(const Options& o) {
   if (o.device) {
     auto dev = select_device(*o.device);
     if (!dev) return fail(dev.error());
+    if (auto st = block::check_request_queue(dev->dev, *o.device); !st) return fail(st.error());
     also = device_filter(*dev);
   }
   auto& features = kernel::Features::host();

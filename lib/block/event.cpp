@@ -130,4 +130,20 @@ std::optional<Event> Decoder::decode(int id, uint64_t ts, int pid,
   return std::nullopt;
 }
 
+Status check_request_queue(uint32_t dev, const std::string& name, const std::string& sys) {
+  std::string dir = sys + "/dev/block/" + std::to_string(dev >> 20) + ":" +
+                    std::to_string(dev & ((1u << 20) - 1));
+  if (::access((dir + "/partition").c_str(), F_OK) == 0) dir += "/..";
+  if (::access((dir + "/mq").c_str(), F_OK) == 0) return {};
+  std::ifstream in(dir + "/queue/scheduler");
+  std::string line;
+  if (!in || !std::getline(in, line) || line != "none") return {};
+  return Error{0,
+               name + " takes bios, not requests (no mq and no I/O scheduler in " + dir +
+                   "): the block_rq_* tracepoints never fire for its I/O",
+               {},
+               "its I/O shows only as block:block_bio_queue (tpoint); request-based disks: "
+               "NVMe from Linux 3.19 (blk-mq), SCSI and SATA disks, virtio-blk"};
+}
+
 }  // namespace tracekit::block

@@ -44,6 +44,15 @@ std::string device_text(uint32_t dev);
 // such device (hint: lsblk), not a block device.
 Result<uint32_t> parse_device(const std::string& text, const std::string& sys = "/sys");
 
+// Error where the disk of dev (a partition's disk) takes bios rather than
+// requests: no <sys>/dev/block/M:m/mq and "none" in queue/scheduler (a
+// request queue has blk-mq's mq/ or an elevator). The block_rq_*
+// tracepoints never fire for such a disk; its I/O shows only as
+// block:block_bio_queue. Measured on 3.10, whose NVMe driver is bio-based
+// (blk-mq NVMe came in 3.19): iosnoop and iolatency printed nothing,
+// bitesize zeros. Unknown (sysfs unreadable): no error. name: as -d named it.
+Status check_request_queue(uint32_t dev, const std::string& name, const std::string& sys = "/sys");
+
 // The dev_t encoding of a "MAJOR:MINOR" line as /sys/class/block/X/dev holds.
 std::optional<uint32_t> parse_major_minor(std::string_view text, char sep);
 

@@ -93,6 +93,7 @@ Result<Tracer> Tracer::start(const std::string& tool, const TraceOptions& o, std
   if (!o.device.empty()) {
     auto dev = parse_device(o.device);
     if (!dev) return dev.error();
+    if (auto st = check_request_queue(*dev, o.device); !st) return st.error();
     co.filter = tracefs::join_filters(co.filter, "dev == " + std::to_string(*dev));
   }
   // -p in the kernel on the start event; with -Q the issue of an I/O

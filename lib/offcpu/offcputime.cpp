@@ -17,10 +17,12 @@
 #include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/syscall_regs.hpp"
 #include "perf/user_unwind.hpp"
 #include "perf/task_names.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/stack_roots.hpp"
 #include "symbols/tracing_frames.hpp"
 #include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
@@ -114,6 +116,8 @@ struct Tracer::Impl {
   bool monotonic = true;
   uint64_t newest = 0;
   std::optional<perf::PerCpuEvents> events;
+  Fd syscall_regs;                   // perf::full_syscall_regs, held for the run
+  std::string syscall_regs_warning;  // ... or why not
   perf::TaskNames names;  // unused names: comms come from prev_comm
   symbols::UserSymbols user_syms;
   std::unique_ptr<perf::ProcessEvents> process_events;  // refers to names and user_syms
@@ -424,6 +428,15 @@ Result<Tracer> Tracer::start(const Options& o) {
   auto format = tracefs::EventFormat::load(*dir, "sched", "sched_switch");
   if (!format) return format.error();
   auto t = std::make_unique<Impl>(o, std::move(*format));
+  // Stacks of tasks in a system call: the full user registers where the
+  // kernel's fast path would not save them (perf/syscall_regs.hpp).
+  if (!o.kernel_stacks_only) {
+    auto regs = perf::full_syscall_regs(*dir);
+    if (regs)
+      t->syscall_regs = std::move(*regs);
+    else
+      t->syscall_regs_warning = perf::syscall_regs_warning(regs.error());
+  }
   if (!o.user_stacks_only)
     if (auto k = symbols::KernelSymbols::load()) t->ksyms = std::move(*k);
   t->f_prev_pid = t->format.field("prev_pid");
@@ -601,7 +614,10 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
     auto it = m.threads.find(tid);
     return it == m.threads.end() ? tid : it->second.tgid;
   };
-  report::print_stack_report(out, err, m.counts, &m.user_syms, p);
+  err << m.syscall_regs_warning;
+  report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  symbols::trim_past_stack_roots(r.records, r.frames);
+  report::print_report(out, err, r, p);
   if (m.lost > 0)
     err << "WARNING: " << m.lost
         << " scheduler events lost (ring buffer overflow); the periods around them were not "

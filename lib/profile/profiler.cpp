@@ -8,11 +8,14 @@
 #include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
 #include "perf/sample.hpp"
+#include "perf/syscall_regs.hpp"
 #include "perf/task_names.hpp"
 #include "perf/user_unwind.hpp"
 #include "report/stack_records.hpp"
 #include "symbols/kallsyms.hpp"
+#include "symbols/stack_roots.hpp"
 #include "symbols/user.hpp"
+#include "tracefs/tracing_dir.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
 
@@ -122,6 +125,8 @@ struct Profiler::Impl {
   perf::CutStacks cut;
   std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
   perf::ShortUserStacks short_user;             // fp: the hint
+  Fd syscall_regs;                   // perf::full_syscall_regs, held for the run
+  std::string syscall_regs_warning;  // ... or why not
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
   // Kernel symbols, loading in the background from the start: the report
   // shares the table (KernelSymbols::load), rather than waiting 100-200 ms
@@ -220,6 +225,16 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   auto events = perf::PerCpuEvents::open(attr, cpus, -1, ring_pages);
   if (!events) return events.error();
   auto impl = std::make_unique<Impl>(o, std::move(*events), attr, std::move(stop));
+  // Samples in a system call: the full user registers where the kernel's
+  // fast path would not save them (perf/syscall_regs.hpp).
+  if (!o.kernel_only) {
+    auto dir = tracefs::tracing_dir();
+    auto regs = dir ? perf::full_syscall_regs(*dir) : Result<Fd>(dir.error());
+    if (regs)
+      impl->syscall_regs = std::move(*regs);
+    else
+      impl->syscall_regs_warning = perf::syscall_regs_warning(regs.error());
+  }
   if (!o.user_only)
     if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
   if (auto st = impl->events.enable(); !st) return st.error();
@@ -269,7 +284,9 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.start_unix_ns = m.started_ns;
   p.totals.lost_events = m.events.lost();
   p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
+  err << m.syscall_regs_warning;
   report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  symbols::trim_past_stack_roots(r.records, r.frames);
   // Names of threads whose samples came before the records naming them.
   for (auto& rec : r.records) rec.comm = m.names.settle(rec.comm);
   report::print_report(out, err, r, p);

@@ -11,6 +11,8 @@
 // module's last symbol is accepted up to the next symbol.
 #include "symbols/kallsyms.hpp"
 
+#include <fstream>
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -268,6 +270,26 @@ std::optional<KernelSymbols::Range> KernelSymbols::text_range(std::string_view m
     if (end != text_ends.end()) r.end = *end;
   }
   return r;
+}
+
+bool kernel_has_text_symbol(std::initializer_list<std::string_view> names, bool core_text_only,
+                            const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    // "ADDRESS TYPE NAME[\t[MODULE]]"
+    auto sp = line.find(' ');
+    if (sp == std::string::npos || sp + 3 > line.size()) continue;
+    const char type = line[sp + 1];
+    if (type != 't' && type != 'T') continue;
+    std::string_view sym(line);
+    sym.remove_prefix(sp + 3);
+    if (auto tab = sym.find('\t'); tab != std::string_view::npos) sym = sym.substr(0, tab);
+    for (auto name : names)
+      if (sym == name) return true;
+    if (core_text_only && sym == "_etext") return false;
+  }
+  return false;
 }
 
 }  // namespace tracekit::symbols

@@ -9,6 +9,8 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -17,6 +19,7 @@
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
+#include "session/capture.hpp"
 #include "session/saved_comms.hpp"
 #include "session/trace_session.hpp"
 #include "syscalls/raw.hpp"
@@ -83,9 +86,26 @@ class RingEngine : public session::Engine {
     t.kind = probe::Kind::kTracepoint;
     t.system = std::string(syscalls::kRawSystem);
     t.event = std::string(syscalls::raw_event(false));
-    auto trace = session::TraceSession::create(dir, "syscount", {t}, false, warn);
+    std::vector<probe::Target> targets{t};
+    // A command's processes, where the kernel cannot follow its forks
+    // (no set_event_pid or options/event-fork: before 4.7): every process
+    // is traced, with sched:sched_process_fork, and only the command's
+    // descendants are counted (follow_forks_). The reader hands events out
+    // in time order, and a child's fork is written before it first runs.
+    if (child && !kernel_follows_forks(dir)) {
+      probe::Target fork;
+      fork.kind = probe::Kind::kTracepoint;
+      fork.system = "sched";
+      fork.event = "sched_process_fork";
+      targets.push_back(fork);
+      e->follow_forks_ = true;
+      e->family_.insert(child->pid());
+    }
+    auto trace = session::TraceSession::create(dir, "syscount", targets, false, warn);
     if (!trace) return trace.error();
     e->trace_.emplace(std::move(*trace));
+    if (e->trace_->probes().events().size() != targets.size())
+      return Error{0, "cannot trace " + e->trace_->probes().skipped().front(), {}, {}};
     auto fmt = tracefs::EventFormat::load(dir, t.system, t.event);
     if (!fmt) return fmt.error();
     e->format_.emplace(std::move(*fmt));
@@ -94,20 +114,32 @@ class RingEngine : public session::Engine {
     e->id_ = e->format_->id();
     e->id_offset_ = static_cast<size_t>(e->id_field_->offset);
     e->id_size_ = static_cast<size_t>(e->id_field_->size);
+    if (e->follow_forks_) {
+      auto ff = tracefs::EventFormat::load(dir, "sched", "sched_process_fork");
+      if (!ff) return ff.error();
+      e->fork_format_.emplace(std::move(*ff));
+      e->fork_parent_ = e->fork_format_->field("parent_pid");
+      e->fork_child_ = e->fork_format_->field("child_pid");
+      if (!e->fork_parent_ || !e->fork_child_)
+        return Error{ENOENT, "sched:sched_process_fork has no parent_pid or child_pid field", dir,
+                     {}};
+      e->fork_id_ = e->fork_format_->id();
+    }
     session::CaptureOptions co;
     co.stacks = false;
     co.buffer_kb = kBufferKb;
-    if (child) {
+    if (child && !e->follow_forks_) {
       co.pid = child->pid();
       co.children = true;
-    } else {
+    } else if (!child) {
       co.pid = o.pid;
     }
+    co.time_ordered = e->follow_forks_;
     // Not our own syscalls: reading the buffers would count itself.
     co.filter = "common_pid != " + std::to_string(::getpid());
     if (auto s = e->trace_->read_with_ftrace(co, warn); !s) return s.error();
     e->capture_ = e->trace_->ftrace();
-    if (child && !e->capture_->follows_new_threads())
+    if (child && !e->follow_forks_ && !e->capture_->follows_new_threads())
       warn << "syscount: this kernel's tracefs cannot follow forks (no set_event_pid or "
               "event-fork): the processes the command starts are not counted\n";
     return e;
@@ -131,8 +163,30 @@ class RingEngine : public session::Engine {
   RingEngine(const Options& o, const std::string& dir)
       : tally_(output::syscount_columns(o.by_syscall, o.verbose)), top_(o.top), comms_(dir) {}
 
+  // Whether the kernel adds a traced task's children to the pid list
+  // itself (session::can_follow_forks), as the capture will find it.
+  static bool kernel_follows_forks(const std::string& dir) {
+    return session::can_follow_forks(
+        [&](const std::string& rel) {
+          if (rel == "set_event_pid" && kernel::forced_off(kernel::Feature::kSetEventPid))
+            return false;
+          if (rel == "options/event-fork" && kernel::forced_off(kernel::Feature::kEventFork))
+            return false;
+          return ::access((dir + "/" + rel).c_str(), F_OK) == 0;
+        },
+        false);
+  }
+
   void count(const ftrace::Event& ev) {
+    if (follow_forks_ && ev.type == fork_id_) {
+      auto parent = fork_format_->number(fork_parent_, ev.data);
+      auto kid = fork_format_->number(fork_child_, ev.data);
+      if (parent && kid && family_.count(static_cast<int>(*parent)))
+        family_.insert(static_cast<int>(*kid));
+      return;
+    }
     if (ev.type != id_) return;
+    if (follow_forks_ && !family_.count(ev.pid)) return;
     long n;
     // The id is a long at a fixed offset: read it directly (this runs for
     // every syscall of the system); through libtraceevent otherwise.
@@ -177,6 +231,14 @@ class RingEngine : public session::Engine {
   session::FtraceCapture* capture_ = nullptr;
   StoppedChild* child_ = nullptr;
   bool exec_skipped_ = false;
+  // Forks followed here (kernel_follows_forks() false): the command and
+  // the tasks it started, by sched:sched_process_fork.
+  bool follow_forks_ = false;
+  std::set<int> family_;
+  std::optional<tracefs::EventFormat> fork_format_;
+  const tep_format_field* fork_parent_ = nullptr;
+  const tep_format_field* fork_child_ = nullptr;
+  int fork_id_ = -1;
 };
 
 int fail(const Error& e) {

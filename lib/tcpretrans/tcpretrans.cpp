@@ -76,6 +76,24 @@ Result<std::vector<probe::Target>> targets(const Options& o, kernel::Features& f
   return t;
 }
 
+Status check_functions(const std::vector<probe::Target>& targets,
+                       const std::function<bool(std::string_view)>& has) {
+  auto missing = [](const std::string& f) {
+    return Error{0,
+                 "this kernel has no " + f +
+                     " (not in /proc/kallsyms): it was built without TCP (CONFIG_INET)",
+                 {},
+                 "tcpretrans needs a kernel with CONFIG_INET and either kprobes or the "
+                 "tcp:tcp_retransmit_skb tracepoint (Linux 4.15+)"};
+  };
+  // The tracepoint too: 4.19 without CONFIG_INET has tcp:tcp_retransmit_skb
+  // (net/core defines the tcp events under CONFIG_NET) but no TCP to fire it.
+  if (!has(kRetransmitFunction)) return missing(kRetransmitFunction);
+  for (const auto& t : targets)
+    if (t.kind == probe::Kind::kKernel && !has(t.function)) return missing(t.function);
+  return {};
+}
+
 struct Tracer::Impl {
   Options o;
   Path path = Path::kTracepoint;
@@ -147,6 +165,7 @@ Result<Tracer> Tracer::start(const Options& o, std::ostream& out, std::ostream& 
   if (!dir) return dir.error();
   auto t = targets(o, kernel::Features::host(), &impl->path);
   if (!t) return t.error();
+  if (auto st = check_functions(*t, [](std::string_view f) { return symbols::kernel_has_text_symbol({f}); }); !st) return st.error();
   if (o.stacks) {
     auto k = symbols::KernelSymbols::load();
     if (!k) return k.error();

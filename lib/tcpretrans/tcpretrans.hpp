@@ -12,6 +12,9 @@
 // with the time it was read, as perf-tools did.
 #pragma once
 
+#include <functional>
+#include <string_view>
+
 #include <iosfwd>
 #include <memory>
 #include <string>
@@ -37,6 +40,16 @@ enum class Path { kTracepoint, kKprobe };
 // and what brings it).
 Result<std::vector<probe::Target>> targets(const Options& o, kernel::Features& features,
                                            Path* path);
+
+// Whether the kernel has TCP (tcp_retransmit_skb) and the functions the
+// kprobe targets name (has: a function of the kernel's text, from
+// /proc/kallsyms). Error naming the first missing: a kernel built without
+// CONFIG_INET has no TCP at all; a kprobe on tcp_retransmit_skb is then
+// refused with ENOENT, which the kernel does not explain (3.10-4.19 have no
+// error_log), and 4.19's tcp:tcp_retransmit_skb tracepoint is there but
+// never fires. Pure.
+Status check_functions(const std::vector<probe::Target>& targets,
+                       const std::function<bool(std::string_view)>& has);
 
 class Tracer : public session::Engine {
  public:

@@ -153,5 +153,34 @@ TEST(IosnoopDeviceTest, MajorMinorNamesAndPaths) {
   EXPECT_NE(not_block.error().message.find("not a block device"), std::string::npos);
 }
 
+// A disk that takes bios (3.10's NVMe: no mq/, scheduler "none") is
+// refused; blk-mq (mq/) or an elevator ("[mq-deadline] none") is not; a
+// partition is its disk's; unreadable sysfs decides nothing.
+TEST(IosnoopDeviceTest, BioBasedDisksAreRefused) {
+  auto sys = std::filesystem::temp_directory_path() / ("iosnoop-rq-" + std::to_string(getpid()));
+  auto disk = [&](const std::string& mm, const char* scheduler, bool mq) {
+    auto d = sys / "dev/block" / mm;
+    std::filesystem::create_directories(d / "queue");
+    std::ofstream(d / "queue/scheduler") << scheduler;
+    if (mq) std::filesystem::create_directories(d / "mq");
+    return d;
+  };
+  disk("259:0", "none\n", false);
+  disk("259:1", "none\n", true);
+  disk("8:0", "[mq-deadline] none\n", false);
+  auto part = sys / "dev/block/259:0/nvme0n1p1";
+  std::filesystem::create_directories(part);
+  std::ofstream(part / "partition") << "1\n";
+  std::filesystem::create_directory_symlink(part, sys / "dev/block/259:2");
+  auto st = check_request_queue((259u << 20) | 0, "nvme0n1", sys.string());
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("nvme0n1 takes bios, not requests"), std::string::npos);
+  EXPECT_FALSE(check_request_queue((259u << 20) | 2, "nvme0n1p1", sys.string()));
+  EXPECT_TRUE(check_request_queue((259u << 20) | 1, "nvme0n1", sys.string()));
+  EXPECT_TRUE(check_request_queue((8u << 20) | 0, "sda", sys.string()));
+  EXPECT_TRUE(check_request_queue((7u << 20) | 9, "loop9", sys.string()));
+  std::filesystem::remove_all(sys);
+}
+
 }  // namespace
 }  // namespace tracekit::block

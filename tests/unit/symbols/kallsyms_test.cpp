@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -245,3 +248,29 @@ TEST(SymbolsKallsymsTest, LoadResolvesRealKernelAddresses) {
 
 }  // namespace
 }  // namespace tracekit::symbols
+
+// kernel_has_text_symbol: text symbols only, the module tab cut off, and
+// core_text_only stops at _etext.
+TEST(SymbolsKallsymsTest, HasTextSymbol) {
+  char path[] = "/tmp/tk-kallsyms-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  const std::string text =
+      "ffffffff81000000 T _stext\n"
+      "ffffffff81001000 t system_call_fastpath\n"
+      "ffffffff81002000 T _etext\n"
+      "ffffffff82000000 D tcp_data\n"
+      "ffffffff83000000 T x86_init_late\n"
+      "ffffffffa0000000 t nvme_probe\t[nvme]\n";
+  ASSERT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+  close(fd);
+  EXPECT_TRUE(tracekit::symbols::kernel_has_text_symbol({"system_call_fastpath"}, false, path));
+  EXPECT_TRUE(tracekit::symbols::kernel_has_text_symbol({"entry_SYSCALL_64_fastpath", "system_call_fastpath"},
+                                              true, path));
+  EXPECT_FALSE(tracekit::symbols::kernel_has_text_symbol({"tcp_data"}, false, path));
+  EXPECT_TRUE(tracekit::symbols::kernel_has_text_symbol({"nvme_probe"}, false, path));
+  EXPECT_TRUE(tracekit::symbols::kernel_has_text_symbol({"x86_init_late"}, false, path));
+  EXPECT_FALSE(tracekit::symbols::kernel_has_text_symbol({"x86_init_late"}, true, path));
+  EXPECT_FALSE(tracekit::symbols::kernel_has_text_symbol({"nvme"}, false, path));
+  unlink(path);
+}

@@ -356,3 +356,37 @@ TEST(TcpretransTest, StackFramesEscaped) {
 
 }  // namespace
 }  // namespace tracekit::tcpretrans
+
+namespace tracekit::tcpretrans {
+
+// A kernel without TCP (CONFIG_INET off: the upstream 3.10-4.19 VM images)
+// has no tcp_retransmit_skb: refused up front, naming the function and the
+// config, rather than with the kernel's bare ENOENT on kprobe_events.
+TEST(TcpretransTest, CheckFunctionsNamesTheMissingFunction) {
+  probe::Target kp;
+  kp.kind = probe::Kind::kKernel;
+  kp.function = "tcp_retransmit_skb";
+  probe::Target lp = kp;
+  lp.function = "tcp_send_loss_probe";
+  probe::Target tp;
+  tp.kind = probe::Kind::kTracepoint;
+  tp.system = "tcp";
+  tp.event = "tcp_retransmit_skb";
+  auto none = [](std::string_view) { return false; };
+  auto only_retransmit = [](std::string_view f) { return f == "tcp_retransmit_skb"; };
+  auto st = check_functions({kp, lp}, none);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("no tcp_retransmit_skb"), std::string::npos);
+  EXPECT_NE(st.error().message.find("CONFIG_INET"), std::string::npos);
+  st = check_functions({kp, lp}, only_retransmit);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("no tcp_send_loss_probe"), std::string::npos);
+  EXPECT_TRUE(check_functions({kp}, only_retransmit));
+  // The tracepoint without TCP (4.19 without CONFIG_INET): refused too.
+  st = check_functions({tp}, none);
+  ASSERT_FALSE(st);
+  EXPECT_NE(st.error().message.find("no tcp_retransmit_skb"), std::string::npos);
+  EXPECT_TRUE(check_functions({tp}, only_retransmit));
+}
+
+}  // namespace tracekit::tcpretrans
