@@ -90,8 +90,12 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // Kernels without instances: the top level, under perf-tools' lock. So
   // too where an instance has no trace options of its own (before Linux
   // 4.4) and the run needs one: the top level's options are then every
-  // buffer's, and its tracer the only one.
-  const bool needs_options = wants_stack_option || o.user_stacks || functions;
+  // buffer's, and its tracer the only one. And for uprobes there: before
+  // Linux 3.14 they write to the top level's buffer whichever instance
+  // enabled them (3.10.108: 5 events at the top level, 0 in the
+  // instance); no file tells, so every kernel whose instances have no
+  // options (3.10 to 4.3) traces them at the top level.
+  const bool needs_options = wants_stack_option || o.user_stacks || functions || probes.uprobes();
   bool private_instance =
       features.has(kernel::Feature::kInstances) &&
       (!needs_options || features.has(kernel::Feature::kInstanceOptions));

@@ -170,6 +170,7 @@ Result<Probes> Probes::create(const std::string& tracing_dir,
         auto ev = (*g)->add_uprobe(t.path, t.offset, ret,
                                    t.event_name.empty() ? t.function : t.event_name, *args);
         if (ev && t.shared_event) shared.emplace(share_key, *ev);
+        if (ev) p.uprobes_ = true;
         keep(t, (*g)->name(), ev);
         break;
       }

@@ -68,6 +68,9 @@ class Probes {
   size_t size() const;
   // Whether some syscalls:* targets are traced through raw_syscalls.
   bool raw_syscalls() const;
+  // Whether some events are uprobes (which write only to the top level's
+  // buffer before Linux 3.14).
+  bool uprobes() const { return uprobes_; }
   const std::vector<std::string>& skipped() const { return skipped_; }
 
  private:
@@ -76,6 +79,7 @@ class Probes {
   std::vector<TraceEvent> events_;
   std::vector<std::string> functions_;
   std::vector<std::string> skipped_;
+  bool uprobes_ = false;
 };
 
 }  // namespace tracekit::session
