@@ -8,6 +8,7 @@
 
 #include "kernel/features.hpp"
 #include "perf/process_events.hpp"
+#include "symbols/kallsyms.hpp"
 #include "syscalls/raw.hpp"
 #include "tracefs/filter.hpp"
 #include "util/proc.hpp"
@@ -218,8 +219,15 @@ Result<FtraceCapture> FtraceCapture::start(const std::string& tracing_dir, const
   // buffer first and copies into the ring before saving the stack, refused
   // or not (measured: 2 records an event with raw_syscalls' id filter, 1
   // without a filter).
+  // Kernels before the temp buffer (trace_buffered_event_enable, Linux
+  // 4.5) write a filtered event straight into the ring: 1 record then
+  // (measured on 4.4.121: 2926 drops for 2921 refused getppid events with
+  // an id filter under the option; 4.19: 5843).
   bool filtered = !filter.empty() || !o.event_filters.empty();
   for (const auto& e : probes.events()) filtered = filtered || !e.filter.empty();
+  if (o.stacks && stack_option && filtered && !functions &&
+      !symbols::kernel_has_text_symbol({"trace_buffered_event_enable"}, true))
+    filtered = false;
   c.records_per_refused_ = o.stacks && (!stack_option || functions || filtered) ? 2 : 1;
   if (o.user_stacks) {
     if (!in.has("options/userstacktrace"))
