@@ -96,9 +96,10 @@ int open_with(F f) {
   }
   Fd fd(perf_event_open_cloexec(&a, 0, -1, -1));
   if (!fd.valid()) return errno;
-  // A kernel that does not know a read_format bit may take it and ignore
-  // it (4.19.304 took PERF_FORMAT_LOST, then read 8 bytes): the read shows
-  // whether the lost count is there.
+  // The lost count must be there when read: a kernel that took a
+  // read_format bit it does not know and ignored it would read short.
+  // (PERF_FORMAT_LOST came in 6.0 and was backported to 4.19.y: 4.19.304
+  // reads 16 bytes, 4.14.325 refuses the bit.)
   if (f == F::kLostSamples) {
     uint64_t words[4];
     if (::read(fd.get(), words, sizeof words) != 2 * sizeof(uint64_t)) return EINVAL;
