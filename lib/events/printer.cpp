@@ -204,6 +204,7 @@ Result<Printer> Printer::start(session::TraceSession trace, const Options& o, st
                      : o.user_addresses ? output::EventText::ProbeAddresses::kUser
                                         : output::EventText::ProbeAddresses::kAsFormatted,
                      impl->usyms.get(), impl->trace->probes().raw_syscalls());
+  impl->text->set_pid_width(output::pid_width_of_header(impl->header));
   impl->tep = impl->capture->reader().tep();
   if (tep_event* user = tep_find_event_by_name(impl->tep, "ftrace", "user_stack"))
     if (tep_format_field* f = tep_find_field(user, "caller"); f && f->arraylen > 0)

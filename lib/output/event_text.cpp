@@ -90,8 +90,17 @@ void append_hex(std::string& out, unsigned long long v) {
 
 }  // namespace
 
+int pid_width_of_header(std::string_view header) {
+  const size_t at = header.find("TASK-PID");
+  if (at == std::string_view::npos) return 7;
+  size_t end = at + 8;
+  while (end < header.size() && header[end] == ' ') ++end;
+  if (header.compare(end, 4, "CPU#") != 0) return 7;
+  return static_cast<int>(end - (at + 8)) + 2;
+}
+
 void print_context(std::string& out, std::string_view comm, int pid, int cpu,
-                   std::string_view flags, uint64_t ts_ns) {
+                   std::string_view flags, uint64_t ts_ns, int pid_width) {
   const uint64_t us = (ts_ns + 500) / 1000;  // the kernel's ns2usecs rounds
   // "%16s-%-7d [%03d] %s %5lu.%06lu: ", in a few appends: this is most of
   // what a streaming tool does per event.
@@ -100,7 +109,7 @@ void print_context(std::string& out, std::string_view comm, int pid, int cpu,
   char buf[64];
   char* p = buf;
   *p++ = '-';
-  p = put_number(p, pid, 7, ' ', /*left=*/true);
+  p = put_number(p, pid, static_cast<size_t>(pid_width), ' ', /*left=*/true);
   p = std::copy_n(" [", 2, p);
   p = put_number(p, cpu, 3, '0');
   p = std::copy_n("] ", 2, p);
@@ -359,7 +368,8 @@ std::string user_probe_ip(std::string text) {
 
 void EventText::print(std::string& out, const ftrace::Event& e) {
   const std::string_view name = comm(e.pid);
-  print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.data), migrate_), e.ts);
+  print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.data), migrate_), e.ts,
+                pid_width_);
   info(out, e);
   out += '\n';
   if (e.has_stack) print_kernel_stack(out, e, name);
@@ -369,7 +379,7 @@ void EventText::print(std::string& out, const ftrace::Event& e) {
 void EventText::print_kernel_stack(std::string& out, const ftrace::Event& e,
                                    std::string_view name) {
   print_context(out, name, e.pid, e.cpu, latency_flags(common_fields(e.stack_record), migrate_),
-                e.stack_ts);
+                e.stack_ts, pid_width_);
   out += "<stack trace>\n";
   for (size_t i = 0; i < e.stack.size(); ++i) {
     out += " => ";
@@ -392,7 +402,8 @@ void EventText::print_kernel_stack(std::string& out, const ftrace::Event& e,
 void EventText::print_user_stack(std::string& out, const ftrace::Event& e,
                                  std::string_view name) {
   print_context(out, name, e.pid, e.cpu,
-                latency_flags(common_fields(e.user_stack_record), migrate_), e.user_stack_ts);
+                latency_flags(common_fields(e.user_stack_record), migrate_), e.user_stack_ts,
+                pid_width_);
   out += "<user stack trace>\n";
   for (size_t i = 0; i < e.user_stack.size(); ++i) {
     // The first entry is where the event fired, the rest return addresses.

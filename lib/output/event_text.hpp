@@ -52,9 +52,15 @@ CommonFields common_fields(std::span<const uint8_t> record);
 std::string latency_flags(CommonFields c, bool migrate_column);
 
 // Appends "            comm-pid     [cpu] FLAGS  secs.usecs: " (the
-// kernel's "%16s-%-7d [%03d] %s %5lu.%06lu: ") to out. Pure.
+// kernel's "%16s-%-7d [%03d] %s %5lu.%06lu: ") to out; pid_width 5 for the
+// kernels that print "%-5d" (4.4 and others before the wider column). Pure.
 void print_context(std::string& out, std::string_view comm, int pid, int cpu,
-                   std::string_view flags, uint64_t ts_ns);
+                   std::string_view flags, uint64_t ts_ns, int pid_width = 7);
+
+// The pid column's width of a trace file header: the spaces between
+// "TASK-PID" and "CPU#" plus 2 ("#           TASK-PID   CPU#" on 4.4: 5;
+// "TASK-PID     CPU#": 7); 7 when the header has neither. Pure.
+int pid_width_of_header(std::string_view header);
 
 class EventText {
  public:
@@ -90,6 +96,8 @@ class EventText {
   // function of its own (system calls: "sys_read(fd: 3, buf: 0x7ffd5c2b1e40,
   // count: 1)"; probe addresses, see ProbeAddresses).
   void info(std::string& out, const ftrace::Event& e);
+  // The pid column's width (pid_width_of_header), 7 unless set.
+  void set_pid_width(int width) { pid_width_ = width; }
 
  private:
   struct Format {
@@ -118,6 +126,7 @@ class EventText {
   const symbols::KernelSymbols* ksyms_;
   symbols::UserSymbols* usyms_;
   bool migrate_;
+  int pid_width_ = 7;
   ProbeAddresses probes_;
   bool raw_syscalls_named_;
   std::unordered_map<int, std::string> comms_;

@@ -225,5 +225,16 @@ TEST(EventTextTest, UserStackEntry) {
   EXPECT_NE(plain.find(" =>  <" + std::string(addr) + ">\n"), std::string::npos) << plain;
 }
 
+// The pid column as the kernel's header has it: "%-5d" on 4.4.121
+// ("TASK-PID   CPU#"), "%-7d" on later kernels ("TASK-PID     CPU#").
+TEST(EventTextTest, PidWidthFromTheHeader) {
+  EXPECT_EQ(pid_width_of_header("#           TASK-PID   CPU#  ||||    TIMESTAMP  FUNCTION\n"), 5);
+  EXPECT_EQ(pid_width_of_header("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n"), 7);
+  EXPECT_EQ(pid_width_of_header(""), 7);
+  std::string out;
+  print_context(out, "reads", 742, 0, "d...", 17720068000ull, 5);
+  EXPECT_EQ(out, "           reads-742   [000] d...    17.720068: ");
+}
+
 }  // namespace
 }  // namespace tracekit::output
