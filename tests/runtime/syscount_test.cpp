@@ -80,14 +80,6 @@ bool exited(pid_t pid) {
   return false;
 }
 
-// Whether the tools may follow forks here: not when the fallback pass of
-// scripts/check turns set_event_pid or event-fork off (then a command's
-// children are not counted, which the tool says).
-bool forks_followed() {
-  return !kernel::forced_off(kernel::Feature::kSetEventPid) &&
-         !kernel::forced_off(kernel::Feature::kEventFork);
-}
-
 // Whether pid is a process (not a zombie: a reaped child's PID is gone).
 bool process_alive(pid_t pid) {
   std::string stat = slurp("/proc/" + std::to_string(pid) + "/stat");
@@ -270,12 +262,9 @@ TEST_F(SyscountRuntime, CommandAndItsChildren) {
   Table of_child;
   for (const auto& [k, n] : got)
     if (k.rfind(c, 0) == 0) of_child[k] = n;
-  if (!forks_followed()) {
-    EXPECT_EQ(of_child, Table{}) << r.out;
-    EXPECT_NE(r.err.find("the processes the command starts are not counted"), std::string::npos)
-        << r.err;
-    return;
-  }
+  // Where the kernel cannot follow forks (no event-fork, or forced off),
+  // syscount follows them itself through sched_process_fork: the child's
+  // calls are counted either way.
   EXPECT_EQ(of_child, (Table{{c + "getuid", kGetuid}, {c + "exit_group", 1}})) << r.out;
 }
 
@@ -312,7 +301,6 @@ TEST_F(SyscountRuntime, SameCountsAsPerfTools) {
   const std::string script = "/usr/sbin/syscount-perf";
   if (access(script.c_str(), X_OK) != 0 || access("/usr/bin/perf", X_OK) != 0)
     GTEST_SKIP() << "no perf-tools syscount or perf here";
-  if (!forks_followed()) GTEST_SKIP() << "forks cannot be followed: the command's child is missed";
   // Absolute: the peer runs in a directory of its own.
   const std::vector<std::string> cmd{std::filesystem::absolute(workload_path("syscount_n")),
                                      std::to_string(kGetppid), std::to_string(kGetuid), "now"};
