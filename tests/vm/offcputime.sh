@@ -30,8 +30,10 @@ run_offcpu() {
 }
 
 # check_sleeps OUT: the sleeps' lines (user stack from glibc's start to
-# main, kernel do_nanosleep) add up to between 140 ms and the calls' wall
-# time. The whole user stack: where the kernel's syscall fast path does not
+# main, kernel do_nanosleep) add up to between 133 ms and the calls' wall
+# time. (Not 140: each sleep's timer is armed before the task switches
+# out, so its time off CPU may fall short of 20 ms by that gap: 139665 us
+# for the seven once on 6.1 under TCG; 1 ms each at most is allowed.) The whole user stack: where the kernel's syscall fast path does not
 # save the user frame pointer (before 4.16), offcputime puts system calls on
 # the slow path (perf/syscall_regs.hpp); without that 4.4 gave
 # "[unknown];main".
@@ -39,8 +41,8 @@ check_sleeps() {
   local got
   got=$(awk '/^sleeps;(__libc_start_call_main|__libc_start_main);main;.*do_nanosleep/ { s += $NF } END { print s + 0 }' "$1")
   echo "off CPU in nanosleep: $got us, wall $WALL us"
-  [ "$got" -ge 140000 ] && [ "$got" -le "$WALL" ] ||
-    { head -n 20 "$1"; fail "$got us off CPU under main and do_nanosleep, expected 140000..$WALL"; }
+  [ "$got" -ge 133000 ] && [ "$got" -le "$WALL" ] ||
+    { head -n 20 "$1"; fail "$got us off CPU under main and do_nanosleep, expected 133000..$WALL"; }
 }
 
 # -p: the process's threads only (per-thread events with switch records,
