@@ -18,17 +18,7 @@
 N=23
 M=5
 
-# first_function NAME...: the first NAME that available_filter_functions
-# lists (the name a kprobe takes on this kernel), else the first NAME.
-# System calls' entries: __x64_sys_NAME since 4.17, before it sys_NAME,
-# listed by its alias SyS_NAME (3.10 to 4.16).
-first_function() {
-  local f
-  for f in "$@"; do
-    grep -qx -- "$f" "$T/available_filter_functions" && { echo "$f"; return; }
-  done
-  echo "$1"
-}
+# (first_function: lib.sh)
 
 long_arg() {
   local i=0 s=

@@ -6,28 +6,7 @@
 
 N=997
 
-# first_function NAME...: the first NAME that available_filter_functions
-# lists (the name a kprobe takes on this kernel), else the first NAME.
-first_function() {
-  local f
-  for f in "$@"; do
-    grep -qx -- "$f" "$T/available_filter_functions" && { echo "$f"; return; }
-  done
-  echo "$1"
-}
-
-# vfs_read's caller for read(2): ksys_read since 4.17, before it sys_read,
-# which available_filter_functions lists by its alias SyS_read.
-read_caller() { first_function ksys_read SyS_read sys_read; }
-
-# Whether the kernel unwinds with ORC (CONFIG_UNWINDER_ORC, 4.14+): its
-# stacks at a kprobe at a function's entry start at the function, then its
-# caller. Frame-pointer unwinders (CONFIG_FRAME_POINTER alone: 3.10, 4.4)
-# walk the saved frame pointers only, and at a function's first instruction
-# the newest is its caller's: the caller is missing (the kernel's own
-# stacktrace option shows the same), the system call entry code is there.
-orc_unwinder() { kconfig CONFIG_UNWINDER_ORC; }
-SYSCALL_ENTRY='(entry_SYSCALL_64[a-z_]*|system_call[a-z_]*)'
+# (first_function, read_caller, orc_unwinder, SYSCALL_ENTRY: lib.sh)
 
 # The sum of stackcount's counts (lines of 4 spaces and a number).
 counted() { awk '/^    [0-9]+$/ { n += $1 } END { print n + 0 }' "$1"; }
