@@ -14,17 +14,7 @@
 N=97
 M=13
 
-# first_function NAME...: the first NAME that available_filter_functions
-# lists (the name a kprobe takes on this kernel), else the first NAME.
-# System calls' entries: __x64_sys_NAME since 4.17, before it sys_NAME,
-# listed by its alias SyS_NAME (3.10 to 4.16).
-first_function() {
-  local f
-  for f in "$@"; do
-    grep -qx -- "$f" "$T/available_filter_functions" && { echo "$f"; return; }
-  done
-  echo "$1"
-}
+# (first_function: lib.sh)
 
 # check_opens OUT OK FAILED: OUT has exactly OK rows for the workload's file
 # and FAILED for the missing one, each "opens PID FD FILE" with the
@@ -181,9 +171,13 @@ case_same_opens_as_perf_tools() {
   # tracing: a run here had it on its first 12 of 97 rows); ours reads it.
   good=$(awk -v f="$file" -v p="$WL_PID" -v d="$(printf '0x%x' "$fd")" \
     '($1 == "opens" || $1 == "<...>") && $2 == p && $3 == d && NF == 4' /tmp/theirs.out | wc -l)
-  [ "$rows" -eq $N ] && [ "$good" -eq $N ] ||
+  # (The peer's count, not ours: perf-tools' script lost one of its 97
+  # rows once on 6.1 with another guest busy beside it; every row it prints
+  # must still be right, and ours are exact, above.)
+  [ "$rows" -ge $((N - 1)) ] && [ "$rows" -le $N ] && [ "$good" -eq "$rows" ] ||
     { head -n 20 /tmp/theirs.out; echo ...; tail -n 5 /tmp/theirs.out
       fail "perf-tools: $rows rows for $file ($good with fd $fd), expected $N"; }
+  [ "$rows" -eq $N ] || echo "note: perf-tools printed $rows of the $N opens"
   good=$(awk -v f="$file.missing" -v p="$WL_PID" \
     '($1 == "opens" || $1 == "<...>") && $2 == p && $3 == -1 && $4 == f && NF == 4' /tmp/theirs.out | wc -l)
   [ "$good" -eq $M ] ||
