@@ -2,9 +2,13 @@
 #
 # Sources are found by globbing, so adding a file to lib/<concern>/,
 # tests/unit/<concern>/, tests/runtime/ or tools/ needs no edit here:
-#   lib/**/*.cpp              -> build/libtracekit.a
-#   tools/<tool>.cpp          -> linked into build/bin/tracekit (multi-call),
-#                                build/bin/<tool> is a symlink to it
+#   lib/**/*.cpp              -> build/libtracekit.a (mechanisms only)
+#   tools/<tool>/*.cpp        -> linked into build/bin/tracekit (multi-call),
+#                                build/bin/<tool> is a symlink to it; its
+#                                main.cpp registers it in the tool table
+#                                (lib/cli/tool_table.hpp)
+#   tools/family/<family>/    -> code a family of tools shares (linked too)
+#   tools/tracekit/           -> the dispatcher and its own commands
 #   tests/unit/**/*_test.cpp  -> build/tests/unit_tests     (GoogleTest, no root)
 #   tests/runtime/*_test.cpp  -> build/tests/runtime_tests  (GoogleTest, root)
 #   tests/workloads/*.c       -> build/workloads/<name>
@@ -33,7 +37,7 @@ Q := @
 endif
 
 WARN      := -Wall -Wextra -Werror
-CPPFLAGS  += -Ilib -I$(BUILD)/gen -MMD -MP $(shell pkg-config --cflags libtraceevent 2>/dev/null)
+CPPFLAGS  += -Ilib -Itools -I$(BUILD)/gen -MMD -MP $(shell pkg-config --cflags libtraceevent 2>/dev/null)
 # -g1: line tables and functions (backtraces, perf annotate), no variables:
 # a third less compile time than -g (8.5 -> 5.6 CPU-s for lib/cli/command.cpp),
 # on a fresh clone's make check too. For a debugger: make CXXFLAGS='-O2 -g'.
@@ -65,16 +69,17 @@ VERSION_OBJ  := $(BUILD)/obj/gen/version.o
 LIB_OBJS     := $(LIB_SRCS:%.cpp=$(BUILD)/obj/%.o) $(PROTO_OBJS) $(VERSION_OBJ)
 # Kept between builds (make would delete them as intermediates).
 .SECONDARY: $(PROTO_CCS) $(PROTO_HDRS)
-# tools/<tool>.cpp: a tool with a symlink of its own; CMD_SRCS: commands of
-# the multi-call binary only ("tracekit features").
-CMD_SRCS     := tools/features.cpp tools/flamegraph.cpp
-TOOL_SRCS    := $(filter-out tools/tracekit.cpp $(CMD_SRCS),$(wildcard tools/*.cpp))
-TOOLS        := $(notdir $(TOOL_SRCS:.cpp=))
-# Other names of tools, links as theirs (tools/tracekit.cpp maps each):
-# perf-tools' reset-ftrace is reset-tracing.
-TOOL_ALIASES := reset-ftrace
+# Tools: every tools/**/*.cpp, linked object by object (not from an archive,
+# which would drop the objects nothing calls: the tool table's registrations).
+# A tool is a folder with a main.cpp; its name is the folder's. Aliases (other
+# names with links of their own, as perf-tools' reset-ftrace) are read from
+# the tools' table rows.
+DISPATCH_OBJ := $(BUILD)/obj/tools/tracekit/main.o
+TOOL_SRCS    := $(shell find tools -name '*.cpp' -not -path 'tools/tracekit/main.cpp' 2>/dev/null | sort)
+TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o)
+TOOLS        := $(filter-out tracekit,$(patsubst tools/%/main.cpp,%,$(wildcard tools/*/main.cpp)))
+TOOL_ALIASES := $(shell sed -n 's/^ *\.aliases = {\(.*\)},$$/\1/p' tools/*/main.cpp | tr -d '",')
 TOOLS        += $(TOOL_ALIASES)
-TOOL_OBJS    := $(TOOL_SRCS:%.cpp=$(BUILD)/obj/%.o) $(CMD_SRCS:%.cpp=$(BUILD)/obj/%.o)
 UNIT_SRCS    := $(shell find tests/unit -name '*.cpp' 2>/dev/null | sort)
 UNIT_OBJS    := $(UNIT_SRCS:%.cpp=$(BUILD)/obj/%.o)
 RT_SRCS      := $(shell find tests/runtime -name '*.cpp' 2>/dev/null | sort)
@@ -142,7 +147,7 @@ $(LIBTRACEKIT): $(LIB_OBJS)
 	@$(if $(Q),echo "  AR      $@")
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(MULTICALL): $(BUILD)/obj/tools/tracekit.o $(TOOL_OBJS) $(LIBTRACEKIT)
+$(MULTICALL): $(DISPATCH_OBJ) $(TOOL_OBJS) $(LIBTRACEKIT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) -o $@ $^ $(LDLIBS)
@@ -207,7 +212,7 @@ $(PCH): $(PCH_HDR) | deps-check
 	@$(if $(Q),echo "  PCH     $<")
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -x c++-header -c $< -o $@
 
-$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(LIBTRACEKIT)
+$(BUILD)/tests/unit_tests: $(UNIT_OBJS) $(TOOL_OBJS) $(LIBTRACEKIT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@")
 	$(Q)$(CXX) $(CXXFLAGS) -o $@ $^ -lgtest_main $(TEST_LIBS) $(LDLIBS)
@@ -303,7 +308,7 @@ STATIC_LDLIBS     = $(LDLIBS) $(shell pkg-config --static --libs libdw libelf 2>
 
 static: $(STATIC_BIN) $(STATIC_LINKS)
 
-$(STATIC_BIN): $(BUILD)/obj/tools/tracekit.o $(TOOL_OBJS) $(STATIC_OBJS) $(LIBTRACEKIT)
+$(STATIC_BIN): $(DISPATCH_OBJ) $(TOOL_OBJS) $(STATIC_OBJS) $(LIBTRACEKIT)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LINK    $@ (static)")
 	$(Q)$(CXX) $(CXXFLAGS) -static $(STATIC_LDFLAGS) -o $@ $^ $(STATIC_LDLIBS)
@@ -356,7 +361,7 @@ $(FUZZ_BUILD)/obj/%.o: %.cpp | deps deps-fuzz $(PROTO_HDRS)
 	@$(if $(Q),echo "  FUZZCXX $<")
 	$(Q)$(FUZZ_CXX) $(CPPFLAGS) $(FUZZ_CXXFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
 
-$(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o) \
+$(FUZZ_LIB): $(LIB_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o) $(TOOL_SRCS:%.cpp=$(FUZZ_BUILD)/obj/%.o) \
              $(PROTO_CCS:$(BUILD)/gen/%.cc=$(FUZZ_BUILD)/obj/gen/%.o) \
              $(FUZZ_BUILD)/obj/gen/version.o
 	@$(if $(Q),echo "  AR      $@")

@@ -1,5 +1,6 @@
 // Which tools and options work on this host, and by which path: for each
-// tool (and each option that needs more than the tool itself), the ways the
+// tool (and each option that needs more than the tool itself: the table of
+// cli/tool_table.hpp), the ways the
 // code can do it, in the order it prefers them, each with the features it
 // needs. The first way whose features are all present is the one a run
 // takes; when none is, the option does not work, and the features missing
@@ -26,8 +27,22 @@ struct ToolUse {
   std::vector<Way> ways;    // preferred first
 };
 
-// Every tool and option, as the tools are built today.
-const std::vector<ToolUse>& tool_uses();
+// The ways several tools share (each tool's own rows are in its folder:
+// cli/tool_table.hpp).
+// What every perf callchain reader needs (perf_event_open), and more.
+std::vector<Feature> perf_stacks(std::vector<Feature> more = {});
+// Events of one tracefs trace: a private instance, else the top level.
+std::vector<Way> event_ways();
+// Kernel stacks of kernel functions (kprobes, the function tracer).
+std::vector<Way> kernel_function_stack_ways();
+// The syscall tracepoints, else raw_syscalls.
+std::vector<Way> syscall_event_ways();
+// Kernel stacks of tracepoints.
+std::vector<Way> tracepoint_stack_ways();
+// -p PID of the event tools: set_event_pid, else a common_pid filter.
+std::vector<Way> event_pid_ways();
+// The rows of no one tool: what every perf stack reader does.
+std::vector<ToolUse> shared_uses();
 
 // What a use comes to on a host.
 struct Verdict {

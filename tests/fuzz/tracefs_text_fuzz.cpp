@@ -8,7 +8,7 @@
 #include <string>
 
 #include "fuzz.hpp"
-#include "offcpu/task_state.hpp"
+#include "offcputime/task_state.hpp"
 #include "tracefs/dynamic_events.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/leftovers.hpp"

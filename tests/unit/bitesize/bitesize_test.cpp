@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "output/bitesize.hpp"
+#include "bitesize/render.hpp"
 #include "tracefs/event_format.hpp"
 
 namespace tracekit::bitesize {

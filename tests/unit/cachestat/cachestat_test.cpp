@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "../tracefs/fake_tree.hpp"
-#include "output/cachestat.hpp"
+#include "cachestat/render.hpp"
 
 namespace tracekit::cachestat {
 namespace {

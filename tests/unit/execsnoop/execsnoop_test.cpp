@@ -7,7 +7,7 @@
 
 #include <sstream>
 
-#include "output/execsnoop.hpp"
+#include "execsnoop/render.hpp"
 
 namespace tracekit::execsnoop {
 namespace {

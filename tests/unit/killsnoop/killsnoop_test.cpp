@@ -4,7 +4,7 @@
 
 #include <sstream>
 
-#include "output/killsnoop.hpp"
+#include "killsnoop/render.hpp"
 
 namespace tracekit::killsnoop {
 namespace {

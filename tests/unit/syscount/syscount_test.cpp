@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "output/syscount.hpp"
+#include "syscount/render.hpp"
 #include "util/child.hpp"
 
 namespace tracekit::syscount {

@@ -2,7 +2,7 @@
 // tracepoint as this kernel (6.18) and 4.15 lay them out, and of the
 // kprobe on tcp_retransmit_skb, decoded; the state names and addresses;
 // the lines as perf-tools prints them; and the way chosen per kernel.
-#include "output/tcpretrans.hpp"
+#include "tcpretrans/render.hpp"
 
 #include <arpa/inet.h>
 #include <gtest/gtest.h>

@@ -1,0 +1,78 @@
+// The multi-call binary: build/bin/<tool> are symlinks to it, and
+// "tracekit <tool> args..." works too.
+#include <cstring>
+#include <iostream>
+#include <string_view>
+
+#include "cli/command.hpp"
+#include "cli/output.hpp"
+#include "cli/signals.hpp"
+#include "cli/tool_table.hpp"
+#include "cli/version.hpp"
+
+namespace {
+
+using tracekit::cli::Tool;
+
+int run(const Tool& e, int argc, char** argv) {
+  tracekit::cli::StdoutGuard out(std::string(e.name));
+  // A stdout closed at start ("profile 3 >&-"): said at once, exit 1, not
+  // after a run whose report has nowhere to go.
+  if (tracekit::cli::output_failed()) return out.finish(tracekit::cli::kExitFailure);
+  return out.finish(e.main(argc, argv));
+}
+
+void list_row(std::ostream& out, std::string_view name, std::string_view summary) {
+  out << "       ";
+  out.width(14);
+  out << std::left << name << "# " << summary << "\n";
+}
+
+int list(std::ostream& out) {
+  out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
+         "  tools:\n";
+  for (const auto& t : tracekit::cli::tools()) {
+    if (t.command) continue;
+    list_row(out, t.name, t.summary);
+    for (auto a : t.aliases) list_row(out, a, std::string(t.name) + ", by another name");
+  }
+  out << "  commands:\n";
+  for (const auto& t : tracekit::cli::tools())
+    if (t.command) list_row(out, t.name, t.summary);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Before anything opens a file: a closed 0, 1 or 2 would be the number of
+  // the first one opened (a perf event became stdout, and the report was
+  // written into it).
+  if (!tracekit::cli::fill_closed_std_fds()) return tracekit::cli::kExitFailure;
+  // First of all: a stop signal that came before the handlers were in place
+  // would kill a tool halfway through its set-up (leftovers in tracefs), or,
+  // where the parent ignores SIGINT (a background job of a shell), be lost
+  // and leave the tool tracing until killed. From here on a stop only sets
+  // the flag that every tool's loop checks.
+  tracekit::cli::install_stop_handlers();
+  std::string_view self = argv[0];
+  if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
+  if (const Tool* t = tracekit::cli::find_tool(self)) return run(*t, argc, argv);
+
+  if (argc < 2) return list(std::cerr), 2;
+  std::string_view sub = argv[1];
+  if (sub == "-h" || sub == "--help") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    return out.finish(list(std::cout));
+  }
+  if (sub == "--version") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    std::cout << tracekit::cli::version_line("tracekit") << "\n";
+    return out.finish(tracekit::cli::kExitOk);
+  }
+  if (const Tool* t = tracekit::cli::find_tool(sub)) return run(*t, argc - 1, argv + 1);
+  if (const Tool* c = tracekit::cli::find_command(sub)) return run(*c, argc - 1, argv + 1);
+  std::cerr << "tracekit: unknown tool '" << sub << "'\n";
+  list(std::cerr);
+  return 2;
+}
