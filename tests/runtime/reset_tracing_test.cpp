@@ -32,8 +32,8 @@ class TracefsResetTracingRuntime : public ::testing::Test {
     if (!fs::exists(tool_)) GTEST_SKIP() << tool_ << " is not built";
     auto h = run({tool_, "-h"}, 10);
     if (!contains(h.out, "USAGE: reset-tracing"))
-      GTEST_SKIP() << tool_ << " does not run reset-tracing yet (not registered in "
-                   << "tools/tracekit.cpp?): " << h.err;
+      FAIL() << tool_ << " does not run reset-tracing (its tool-table row in "
+             << "tools/reset-tracing/main.cpp?): " << h.err;
     auto d = tracefs::tracing_dir();
     ASSERT_TRUE(d) << d.error().str();
     top_ = *d;
