@@ -1,3 +1,7 @@
+// Files tracekit (root) reads or writes in places others can write to.
+// (Over 450 lines on purpose: OutputWriter's target checks and the readers
+// share one private path walk, walk(), which stays in this file so that no
+// other code can open a path without its checks.)
 #include "util/safe_file.hpp"
 
 #include <fcntl.h>

@@ -21,6 +21,15 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
   }
 }
 
+std::string join(const std::vector<std::string>& v, std::string_view sep) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i) s += sep;
+    s += v[i];
+  }
+  return s;
+}
+
 std::string_view trim(std::string_view s) {
   constexpr std::string_view ws = " \t\n\r";
   size_t b = s.find_first_not_of(ws);

@@ -39,6 +39,9 @@ std::optional<T> parse_hex(std::string_view s) {
 // Splits s at every sep; empty fields are kept ("a,,b" -> {"a","","b"}).
 std::vector<std::string_view> split(std::string_view s, char sep);
 
+// The strings with sep between them ("a, b, c" for sep ", ").
+std::string join(const std::vector<std::string>& v, std::string_view sep = ", ");
+
 // s without leading and trailing spaces, tabs and newlines.
 std::string_view trim(std::string_view s);
 
