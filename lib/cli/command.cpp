@@ -1,3 +1,7 @@
+// (Over 450 lines on purpose: Command::Impl, the option table beside Boost's
+// description, is private to this file; the parser and the usage text both
+// read it, and splitting them would make it a header of its own.)
+//
 // How this works: every option is registered twice, once in our own table
 // (names, placeholder, help, a typed pointer to the tool's variable) and once
 // in a Boost options_description, where it is either a zero-token switch or a

@@ -158,6 +158,8 @@ Status remove_dir(const std::string& path);
 // <text>", "mkdir <path>" or "rmdir <path>" (text without the added newline),
 // whether it succeeds or not. nullptr stops recording. Not thread-safe.
 void record_writes(std::vector<std::string>* log);
+// Records line in that log, if one is set (an instance's mkdir).
+void note_write(const std::string& line);
 
 // The command that removes a trigger, as an event's trigger file lists it or
 // as it was written: "stacktrace:unlimited if common_pid == 5" ->
