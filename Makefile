@@ -15,7 +15,8 @@
 #   tests/vm/<file>.sh        -> cases run in a qemu guest (make check-vm)
 #   lib/**/*.proto            -> build/gen/**/*.pb.{cc,h} (protoc, lite runtime),
 #                                compiled into build/libtracekit.a
-#   bench/*.cpp               -> build/bench/<name>         (Google Benchmark)
+#   bench/src/*.cpp           -> build/bench/<name>         (Google Benchmark)
+#   bench/parts/<part>.sh     -> a part of make bench       (bench/run)
 #   make static               -> build/static/tracekit      (statically linked,
 #                                with its tool symlinks; see the static section)
 #
@@ -90,8 +91,8 @@ ifneq ($(shell uname -m),x86_64)
 WL_SRCS      := $(filter-out tests/workloads/compat32.c,$(WL_SRCS))
 endif
 WORKLOADS    := $(WL_SRCS:tests/workloads/%.c=$(BUILD)/workloads/%)
-BENCH_SRCS   := $(wildcard bench/*.cpp)
-BENCHES      := $(BENCH_SRCS:bench/%.cpp=$(BUILD)/bench/%)
+BENCH_SRCS   := $(wildcard bench/src/*.cpp)
+BENCHES      := $(BENCH_SRCS:bench/src/%.cpp=$(BUILD)/bench/%)
 
 LIBTRACEKIT  := $(BUILD)/libtracekit.a
 MULTICALL    := $(BUILD)/bin/tracekit
@@ -256,14 +257,16 @@ check-vm: $(if $(filter 1,$(STATIC)),static static-workloads,all workloads) | de
 check: tests static static-workloads | deps-check
 	$(Q)scripts/check all
 
-$(BUILD)/bench/%: bench/%.cpp $(LIBTRACEKIT) | deps-check
+$(BUILD)/bench/%: bench/src/%.cpp $(LIBTRACEKIT) | deps-check
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  BENCH   $<")
 	$(Q)$(CXX) $(CPPFLAGS) $(CXXFLAGS) -o $@ $< $(LIBTRACEKIT) \
 		$$(pkg-config --libs absl_flat_hash_map) -lbenchmark -lpthread $(LDLIBS)
 
-# Every benchmark in one run, ending with one summary table (bench/run; as
-# root: the overhead benchmarks trace).
+# Every benchmark part (bench/parts/) in one run, ending with one summary
+# table and one record appended to bench/results/runs.jsonl (bench/run; as
+# root: the overhead benchmarks trace). BENCH_QUICK=1: every part short, to
+# prove the suite runs (its record goes to build/bench/quick-runs.jsonl).
 bench: all workloads $(BENCHES) | deps-check
 	$(Q)bench/run
 

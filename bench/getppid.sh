@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# The getppid loop that bench/stackcount_overhead.sh and bench/throughput.sh
+# The getppid loop that bench/parts/stackcount_overhead.sh and bench/parts/throughput.sh
 # run under their tracers, and what both do with stackcount. Sourced after
 # lib.sh, once the script has set TMP (bench_tmpdir) and BENCH_CPU; defining
 # functions and a few variables is all it does by itself.
@@ -26,7 +26,7 @@ stop_workload() {
 }
 
 # loop_setup: check the tools the loop needs, find BENCH_CPU among the online
-# CPUs (ONLINE, CPU_IDX), compile bench/getppid_loop.c into $TMP/getppid_loop
+# CPUs (ONLINE, CPU_IDX), compile bench/src/getppid_loop.c into $TMP/getppid_loop
 loop_setup() {
   need_cmd taskset util-linux
   need_cmd gcc gcc
@@ -40,7 +40,7 @@ loop_setup() {
   for i in "${!ONLINE[@]}"; do [[ ${ONLINE[i]} == "$BENCH_CPU" ]] && CPU_IDX=$i; done
   ((CPU_IDX >= 0)) || die "CPU $BENCH_CPU is not online"
   gcc -O2 -fno-omit-frame-pointer -DLOOP_NR="SYS_$SYSCALL" -o "$TMP/getppid_loop" \
-    "$REPO/bench/getppid_loop.c" || die "cannot compile the loop (SYSCALL=$SYSCALL)"
+    "$REPO/bench/src/getppid_loop.c" || die "cannot compile the loop (SYSCALL=$SYSCALL)"
   "$TMP/getppid_loop" 10 >/dev/null || die "the loop does not run"
 }
 

@@ -22,7 +22,7 @@ READY_TIMEOUT=${READY_TIMEOUT:-30}
 STOP_TIMEOUT=${STOP_TIMEOUT:-300}
 TPID="" # tracer currently running (started by us)
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "$0"; } # the script's header comment
+usage() { sed -n '2,/^[^#]/{/^#/{s/^# \{0,1\}//;p}}' "$0"; } # the script's header comment
 die() { echo "$BENCH_NAME: $*" >&2; exit 1; }
 log() { echo "$*" >&2; }
 
@@ -55,7 +55,7 @@ bench_tmpdir() {
 
 wait_line() { # file regex secs: true once file has a line matching regex
   local i
-  for ((i = 0; i < $3 * 10; i++)); do grep -Eq "$2" "$1" && return 0; sleep 0.1; done
+  for ((i = 0; i < $3 * 10; i++)); do grep -Eqs "$2" "$1" && return 0; sleep 0.1; done
   return 1
 }
 
@@ -317,15 +317,31 @@ sum_notes() { # "k=v k=v;k=v;" -> "k=sum ..."
 }
 
 # --- the make bench summary ----------------------------------------------------
-# summary_row LABEL TRACEKIT BPFTRACE PERF TARGET VERDICT: one row of the
-# summary table `make bench` prints (bench/run). Appended, tab-separated, to
-# the file $SUMMARY names; nothing when SUMMARY is unset (a script run by
-# hand). Use "-" for a cell that does not apply. VERDICT is "met", "missed"
-# or "-" (no target), and may add a reason after a space ("missed kernel
-# floor 0.9 us").
+# summary_row LABEL TRACEKIT BPFTRACE PERF PERFTOOLS TARGET VERDICT: one row
+# of the summary table `make bench` prints (bench/run), and of the record it
+# appends to bench/results/runs.jsonl. Appended, tab-separated, after the
+# part's name (BENCH_PART, set by bench/run; else the script's name), to the
+# file $SUMMARY names; nothing when SUMMARY is unset (a script run by hand).
+# Each figure cell carries its unit. Use "-" for a cell that does not apply.
+# VERDICT is "met", "missed" or "-" (no target), and may add a reason after
+# a space ("missed kernel floor 0.9 us").
 summary_row() {
   [[ -n ${SUMMARY:-} ]] || return 0
-  (($# == 6)) || die "summary_row needs 6 cells (got $#)"
+  (($# == 7)) || die "summary_row needs 7 cells (got $#)"
   local IFS=$'\t'
-  echo "$*" >>"$SUMMARY"
+  echo "${BENCH_PART:-$BENCH_NAME}"$'\t'"$*" >>"$SUMMARY"
+}
+
+# --- quick runs -------------------------------------------------------------------
+# quick VAR=VALUE...: with BENCH_QUICK=1, the short settings with which the
+# part proves that it runs (bench/run, make bench BENCH_QUICK=1; its figures
+# mean nothing): each VAR the environment has not set takes VALUE. Called
+# before the part reads its settings.
+quick() {
+  [[ ${BENCH_QUICK:-0} == 1 ]] || return 0
+  local kv name
+  for kv in "$@"; do
+    name=${kv%%=*}
+    [[ -n ${!name:-} ]] || printf -v "$name" '%s' "${kv#*=}"
+  done
 }

@@ -2,7 +2,7 @@
 # bitesize: how much it slows down a busy O_DIRECT read loop, against
 # perf-tools' bitesize (perf stat with the same filtered counters).
 #
-#   bench/bitesize_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/bitesize_overhead.sh [ROUNDS]        (as root)
 #
 # The workload: build/workloads/directio reading 4 KiB with O_DIRECT from a
 # loop device (made on a file in the temp dir, removed at the end) as fast
@@ -27,12 +27,18 @@
 # and the requests of 1-8 KB the tracer counted (>= the reads the loop made:
 # the system's other I/O adds).
 #
+# Summary row (SUMMARY=FILE, see bench/lib.sh): the loop's CPU per read
+# under bitesize and under perf-tools' bitesize; target: bitesize's median
+# at most perf-tools'.
+#
 # Environment: ROUNDS, SECS (3), BENCH_CPU (0), BITESIZE (build/bin/bitesize),
 # TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
 [[ ${1:-} == -h ]] && { usage; exit 0; }
+quick ROUNDS=1 SECS=1
 ROUNDS=${1:-${ROUNDS:-5}}
 SECS=${SECS:-3}
 BENCH_CPU=${BENCH_CPU:-0}
@@ -156,3 +162,16 @@ for cfg in "${CONFIGS[@]}"; do
 done
 load_summary
 tracefs_report "$BEFORE" "$(tracefs_state)"
+# the summary row: the loop's CPU per read, against the baseline's
+cell() {
+  [[ -n ${CPUS[$1]:-} ]] || { echo -; return; }
+  local c
+  # shellcheck disable=SC2086
+  read -r c _ <<<"$(stats 0 ${CPUS[$1]})"
+  echo "$c ns CPU/read, $(slowdown "$c" "$cbase")"
+}
+verdict="missed more CPU per read than perf-tools"
+# shellcheck disable=SC2086
+awk -v a="$(median 1 ${CPUS[tracekit]})" -v b="$(median 1 ${CPUS[perf-tools]})" 'BEGIN {exit !(a <= b)}' && verdict=met
+summary_row "bitesize, O_DIRECT 4 KiB read loop (untraced $cbase ns CPU/read)" "$(cell tracekit)" - - \
+  "$(cell perf-tools)" "<= perf-tools (CPU per read)" "$verdict"

@@ -1,5 +1,5 @@
-/* getppid_loop N [RATE]: the workload of bench/stackcount_overhead.sh and
- * bench/throughput.sh, compiled by them into their temp dir.
+/* getppid_loop N [RATE]: the workload of bench/parts/stackcount_overhead.sh and
+ * bench/parts/throughput.sh, compiled by them into their temp dir.
  *
  * Makes exactly N system calls from bench_getppid_loop() with a raw `syscall`
  * instruction (no libc wrapper, so the user stack is this program's own

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # opensnoop: how much it slows down a busy open() loop.
 #
-#   bench/opensnoop_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/opensnoop_overhead.sh [ROUNDS]        (as root)
 #
 # The workload is build/workloads/opens (tests/workloads/opens.c): after its
 # go it opens a file of its own OPENS times (default 200000) through the C
@@ -24,9 +24,17 @@
 # baseline's, and the lines each tracer printed for the workload's file in
 # its last round (the truth: OPENS + FAILED). perf-tools' opensnoop needs
 # kprobes: it cannot run on a kernel without them.
+# Summary row (SUMMARY=FILE, see bench/lib.sh): opens/s, time per open and
+# opens seen of opensnoop and bpftrace; target: opensnoop's median rate at
+# least bpftrace's, and every open of the last round printed.
+#
+# Environment: ROUNDS (5), OPENS (200000), FAILED (1000), READY_TIMEOUT,
+# TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+quick ROUNDS=1 OPENS=20000 FAILED=100
 ROUNDS=${1:-${ROUNDS:-5}}
 OPENS=${OPENS:-200000}
 FAILED=${FAILED:-1000}
@@ -102,3 +110,25 @@ for c in $CONFIGS; do
   [[ -f $TMP/seen.$c ]] && seen=$(cat "$TMP/seen.$c")
   printf '%-10s %10s %10s %10s  %-26s %s\n' "$c" "$m" "$lo" "$hi" "$(slowdown "$base" "$m")" "$seen"
 done
+# the summary row: opens/s, time per open against the baseline's, opens seen
+truth=$((OPENS + FAILED))
+cell() {
+  [[ -n ${RATES[$1]:-} ]] || { echo -; return; }
+  local m
+  # shellcheck disable=SC2086
+  m=$(median 0 ${RATES[$1]})
+  echo "$m opens/s, $(slowdown "$base" "$m") per open, saw $(cat "$TMP/seen.$1") of $truth"
+}
+seen=$(cat "$TMP/seen.opensnoop")
+if ((seen != truth)); then
+  verdict="missed saw $seen of $truth"
+elif [[ -z ${RATES[bpftrace]:-} ]]; then
+  verdict="met every open seen (no bpftrace)"
+else
+  verdict="missed slower than bpftrace"
+  # shellcheck disable=SC2086
+  awk -v a="$(median 1 ${RATES[opensnoop]})" -v b="$(median 1 ${RATES[bpftrace]})" 'BEGIN {exit !(a >= b)}' && verdict=met
+fi
+# shellcheck disable=SC2086
+summary_row "opensnoop, open() loop (untraced $(median 0 ${RATES[baseline]}) opens/s)" "$(cell opensnoop)" \
+  "$(cell bpftrace)" - - "<= bpftrace, every open seen" "$verdict"

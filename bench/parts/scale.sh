@@ -4,9 +4,9 @@
 # run at a high event rate; against bpftrace and perf where they have an
 # equivalent.
 #
-#   bench/scale.sh [ROUNDS]        (as root; ROUNDS default 3)
-#   PARTS=report bench/scale.sh    (skip the long run)
-#   DURATION=60 PARTS=long bench/scale.sh
+#   bench/parts/scale.sh [ROUNDS]        (as root; ROUNDS default 3)
+#   PARTS=report bench/parts/scale.sh    (skip the long run)
+#   DURATION=60 PARTS=long bench/parts/scale.sh
 #
 # The workload is build/workloads/manystacks (tests/workloads/manystacks.c):
 # exactly STACKS (100000) distinct user stacks, each making one getppid
@@ -68,9 +68,10 @@
 # the last RSS per minute).
 set -u
 HERE=$(cd "$(dirname "$0")" && pwd)
-# shellcheck source=bench/lib.sh
-source "$HERE/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$HERE/../lib.sh"
 
+quick ROUNDS=1 STACKS=10000 BT_STACKS=100 DURATION=20 RSS_EVERY=5 LONG_RATE=100000 LONG_STACKS=10000
 ROUNDS=${1:-${ROUNDS:-3}}
 PARTS=${PARTS:-report long}
 CONFIGS=${CONFIGS:-tracekit tracekit-o bpftrace perf}
@@ -85,8 +86,8 @@ LONG_ARGS=${LONG_ARGS--K}  # empty: the perf backend (user + kernel stacks)
 RSS_EVERY=${RSS_EVERY:-10}
 READY_TIMEOUT=${READY_TIMEOUT:-30}
 STOP_TIMEOUT=${STOP_TIMEOUT:-60}
-STACKCOUNT=${STACKCOUNT:-$HERE/../build/bin/stackcount}
-WORKLOAD=$HERE/../build/workloads/manystacks
+STACKCOUNT=${STACKCOUNT:-$REPO/build/bin/stackcount}
+WORKLOAD=$REPO/build/workloads/manystacks
 TP=syscalls:sys_enter_getppid
 
 usage() { sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 2; }
@@ -303,7 +304,7 @@ part_report() {
   [[ -n $bt ]] && btcell="$bt s at $BT_STACKS stacks"
   [[ -n $bt && -z ${REP_OK[bpftrace]:-} ]] && btcell+=" (not exact)"
   summary_row "report 100k unique stacks" "$tkcell" "$btcell" \
-    "$(cell "$pf" "s (record stop + script)")" "< 1 s" "$verdict"
+    "$(cell "$pf" "s (record stop + script)")" - "< 1 s" "$verdict"
   tk=${REP_RSS[tracekit]:-}
   verdict=-
   if [[ -n $tk ]]; then
@@ -312,7 +313,7 @@ part_report() {
   btcell=-
   [[ -n ${REP_RSS[bpftrace]:-} ]] && btcell="${REP_RSS[bpftrace]} MiB at $BT_STACKS stacks"
   summary_row "RSS at 100k unique stacks" "$(cell "$tk" MiB)" "$btcell" \
-    "$(cell "${REP_RSS[perf]:-}" MiB)" "< 64 MiB" "$verdict"
+    "$(cell "${REP_RSS[perf]:-}" MiB)" - "< 64 MiB" "$verdict"
 }
 
 # --- part 2: RSS over a long run -------------------------------------------------
@@ -364,7 +365,7 @@ part_long() {
   ((${lost:-0} > 0)) && verdict+=" (${lost} lost)"
   summary_row "RSS over ${DURATION} s at $rate events/s" \
     "$((first / 1024))/$((last / 1024))/$((max / 1024)) MiB first/last/max, ${slope} KiB/min" \
-    - - "bounded" "$verdict"
+    - - - "bounded" "$verdict"
 }
 
 BEFORE=$(tracefs_state)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Overhead of off-CPU tracing on a context-switch-heavy microbenchmark.
 #
-#   bench/offcputime_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/offcputime_overhead.sh [ROUNDS]        (as root)
 #
 # Runs `taskset -c 0 perf bench sched pipe -l 100000` (usecs/op) under each
 # configuration:
@@ -10,7 +10,7 @@
 #   tracekit  build/bin/offcputime -f                 (system-wide, output to a file)
 #   bpftrace  bpftrace -e 'tracepoint:sched:sched_switch { @[kstack, ustack, comm] = count(); }'
 #   perf      perf record -N -e sched:sched_switch -g -a -o TMP/perf.data
-#   floor     bench/ring_floor.c (compiled into the temp dir): sched_switch
+#   floor     bench/src/ring_floor.c (compiled into the temp dir): sched_switch
 #             sampled on every CPU as offcputime samples it (sample type,
 #             callchains, clock, process events, ring size), the rings
 #             emptied without reading the samples: the kernel's own cost of
@@ -99,11 +99,12 @@
 set -u -o pipefail
 # what the overhead benchmarks share (tracer start/readiness/stop, lost
 # events, tracefs check, statistics): bench/lib.sh
-# shellcheck source=SCRIPTDIR/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
+quick ROUNDS=1 LOOPS=10000
 ROUNDS=${1:-${ROUNDS:-11}}
 LOOPS=${LOOPS:-100000}
 BENCH_CPU=${BENCH_CPU:-0}
@@ -227,7 +228,7 @@ if in_list tracekit "${CFGS[*]}"; then
   copy_tool "$OFFCPUTIME" offcputime
 fi
 if in_list floor "${CFGS[*]}" || in_list floorread "${CFGS[*]}" || in_list floorswitch "${CFGS[*]}"; then
-  gcc -O2 -o "$TMP/ring_floor" "$REPO/bench/ring_floor.c" || die "cannot compile bench/ring_floor.c"
+  gcc -O2 -o "$TMP/ring_floor" "$REPO/bench/src/ring_floor.c" || die "cannot compile bench/src/ring_floor.c"
   SWITCH_ID=$(cat "$TRACEFS/events/sched/sched_switch/id") ||
     die "no sched:sched_switch tracepoint id"
   # floorswitch's switch records: the first CPU that is not the benchmark's
@@ -358,7 +359,7 @@ if [[ -n ${MED[tracekit]:-} && -n ${MED[bpftrace]:-} && -n ${MED[perf]:-} ]]; th
   fi
 fi
 summary_row "offcputime, perf bench sched pipe" "${CELL[tracekit]:--}" "${CELL[bpftrace]:--}" \
-  "${CELL[perf]:--}" "<= bpftrace, < perf, 0 lost" "$verdict"
+  "${CELL[perf]:--}" - "<= bpftrace, < perf, 0 lost" "$verdict"
 
 echo
 tracefs_report "$TRACEFS_BEFORE" "$(tracefs_state)"

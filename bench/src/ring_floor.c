@@ -1,5 +1,5 @@
 // The kernel's own cost of offcputime's samples, for
-// bench/offcputime_overhead.sh: sched:sched_switch sampled on every CPU at
+// bench/parts/offcputime_overhead.sh: sched:sched_switch sampled on every CPU at
 // every switch, with the sample type, callchains, clock, process events and
 // ring size offcputime asks for, and the rings emptied without reading the
 // samples (only the record headers are walked, to count samples and lost

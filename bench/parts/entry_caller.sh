@@ -3,9 +3,9 @@
 # at the entry of a function built without frame pointers, with user
 # stacks, per call.
 #
-#   bench/entry_caller.sh [ROUNDS] [CALLS]        (as root)
+#   bench/parts/entry_caller.sh [ROUNDS] [CALLS]        (as root)
 #
-# The workload is bench/call_loop.c, compiled into the temp dir (-O2, no
+# The workload is bench/src/call_loop.c, compiled into the temp dir (-O2, no
 # frame pointers): CALLS calls (default 200000) of bench_probed() from
 # main, and the CPU time (user + system, getrusage) they took. Per
 # configuration, the median CPU ns per call over ROUNDS rounds (default 3,
@@ -25,11 +25,17 @@
 # and the added ns per call against the baseline. Whether each names the
 # caller (main): from its output, "caller" yes/no. The perf probe is
 # deleted at the end (perf probe -d).
+# Summary row (SUMMARY=FILE, see bench/lib.sh): the added ns per call of
+# each, and whether it named the caller; target: stackcount names it.
+#
+# Environment: ROUNDS (3), CALLS (200000), READY_TIMEOUT, TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$(dirname "$0")/../lib.sh"
 
-ROUNDS=${1:-3}
-CALLS=${2:-200000}
+quick ROUNDS=1 CALLS=20000
+ROUNDS=${1:-${ROUNDS:-3}}
+CALLS=${2:-${CALLS:-200000}}
 posint ROUNDS "$ROUNDS"
 posint CALLS "$CALLS"
 need_root
@@ -45,7 +51,7 @@ stop_workload() {
   PROBE_ADDED=""
 }
 
-cc -O2 -fomit-frame-pointer -g -o "$TMP/call_loop" "$REPO/bench/call_loop.c" || die "cannot build call_loop"
+cc -O2 -fomit-frame-pointer -g -o "$TMP/call_loop" "$REPO/bench/src/call_loop.c" || die "cannot build call_loop"
 copy_tool "$REPO/build/bin/stackcount" stackcount
 perf probe -q -x "$TMP/call_loop" bench_probed >/dev/null 2>&1 || die "perf probe failed"
 PROBE_ADDED=1
@@ -67,6 +73,7 @@ start_tracer() {
     perf) perf record -e probe_call_loop:bench_probed -g -a -o "$TMP/perf.data" \
             >"$TMP/tracer.out" 2>"$TMP/tracer.err" & ;;
   esac
+  # shellcheck disable=SC2034  # read by lib.sh (run_traced)
   TPID=$!
 }
 loop() { "$TMP/call_loop" "$CALLS" >"$TMP/loop.out"; }
@@ -90,12 +97,26 @@ for ((r = 0; r < ROUNDS; r++)); do
     esac
   done
 done
+# shellcheck disable=SC2086
 base=$(median 1 ${NS[baseline]})
 printf '%-14s %12s %12s %7s  %s\n' config "cpu ns/call" "added ns" caller "rounds"
 for cfg in $CONFIGS; do
+  # shellcheck disable=SC2086
   m=$(median 1 ${NS[$cfg]})
   added=$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.1f", a - b }')
   c=${CALLER[$cfg]:-no}
   [[ $cfg == baseline ]] && { added=-; c=-; }
   printf '%-14s %12s %12s %7s  %s\n' "$cfg" "$m" "$added" "$c" "${NS[$cfg]# }"
 done
+# the summary row: added CPU ns per call, and whether each named the caller
+cell() {
+  local m
+  # shellcheck disable=SC2086
+  m=$(median 1 ${NS[$1]})
+  echo "+$(awk -v a="$m" -v b="$base" 'BEGIN { printf "%.0f", a - b }') ns/call, caller $([[ ${CALLER[$1]:-} == yes ]] || echo "not ")named"
+}
+verdict="missed caller not named"
+[[ ${CALLER[stackcount]:-} == yes ]] && verdict=met
+summary_row "uprobe at a function's entry, no frame pointers, user stacks (untraced $base ns/call)" \
+  "$(cell stackcount) (without the stack sample: $(cell stackcount-fp))" "$(cell bpftrace)" "$(cell perf)" - \
+  "names the caller" "$verdict"

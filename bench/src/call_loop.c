@@ -1,4 +1,4 @@
-/* call_loop N: the workload of bench/entry_caller.sh, compiled by it into
+/* call_loop N: the workload of bench/parts/entry_caller.sh, compiled by it into
  * its temp dir at -O2 without frame pointers (as distributions build
  * libraries). Calls bench_probed() N times from main, then prints
  *   calls N cpu_ns C cpu_ns_per_call Y

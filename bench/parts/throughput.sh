@@ -3,9 +3,9 @@
 # with and without stacks, tracekit against perf record at the same rates,
 # and the tracers' own CPU per million events.
 #
-#   bench/throughput.sh [REPS]        (as root)
+#   bench/parts/throughput.sh [REPS]        (as root)
 #
-# The workload is bench/getppid_loop.c (see bench/stackcount_overhead.sh),
+# The workload is bench/src/getppid_loop.c (see bench/parts/stackcount_overhead.sh),
 # compiled into the temp dir: getppid system calls from bench_getppid_loop()
 # with a raw `syscall` instruction, paced or not. Traced event:
 # syscalls:sys_enter_getppid. Configurations (all stream every event to user
@@ -47,7 +47,7 @@
 # the order given, that was not) and its CPU per million events over all
 # runs.
 #
-# Readiness and lost events as in bench/stackcount_overhead.sh; tpoint is
+# Readiness and lost events as in bench/parts/stackcount_overhead.sh; tpoint is
 # ready once it printed "Tracing ..." and its main thread blocks in poll, and
 # reports its losses as "WARNING: N events lost" (the instance's per-CPU
 # "dropped events"). Counted: tpoint's lines of the event; stackcount's
@@ -70,20 +70,21 @@
 #   RESULTS=FILE       also write every run as CSV
 #   SUMMARY=FILE       append the make bench summary rows (bench/lib.sh)
 #   QEMU_WAIT, READY_TIMEOUT, STOP_TIMEOUT, TMPDIR, KEEP_TMP as in
-#   bench/stackcount_overhead.sh
+#   bench/parts/stackcount_overhead.sh
 #
 # The script leaves nothing running, removes its temp dir (tpoint's output
 # and perf.data after each run), and checks that tracefs is the same after
 # the run as before. With the defaults it takes about 2.5-3 minutes.
 
 set -u -o pipefail
-# shellcheck source=SCRIPTDIR/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=SCRIPTDIR/getppid.sh
-. "$(dirname "${BASH_SOURCE[0]}")/getppid.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=SCRIPTDIR/../getppid.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../getppid.sh"
 
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
+quick REPS=1 "RATES=100000 max" MAX_CALLS=100000
 REPS=${1:-${REPS:-2}}
 CONFIGS=${CONFIGS:-"tpoint perf stackcount stackcount-K perf-g"}
 RATES=${RATES:-"100000 250000 500000 1000000 2000000 max max2"}
@@ -338,7 +339,7 @@ tput_row() {
     else verd="missed $(awk -v a="${BEST[$a]}" -v b="${BEST[$b]}" 'BEGIN {printf "%.0f%% of perf", a * 100 / b}')"
     fi
   fi
-  summary_row "$label" "$tk" - "$pf" ">= perf" "$verd"
+  summary_row "$label" "$tk" - "$pf" - ">= perf" "$verd"
 }
 tput_row "throughput, no stacks" tpoint perf
 tput_row "throughput, with stacks" stackcount perf-g stackcount-K
@@ -349,7 +350,7 @@ done
 for c in perf perf-g; do
   in_list "$c" "${CFGS[*]}" && pf+="${pf:+, }$c $(cpu_per_m "$c") ms"
 done
-[[ -n $tk$pf ]] && summary_row "reader CPU per M events" "${tk:--}" - "${pf:--}" - -
+[[ -n $tk$pf ]] && summary_row "reader CPU per M events" "${tk:--}" - "${pf:--}" - - -
 
 echo
 tracefs_report "$TRACEFS_BEFORE" "$TRACEFS_AFTER"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # execsnoop: how much it slows down a busy exec loop.
 #
-#   bench/execsnoop_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/execsnoop_overhead.sh [ROUNDS]        (as root)
 #
 # The workload is build/workloads/execs (tests/workloads/execs.c): after its
 # go it starts EXECS children one after another (default 2000), each exec'ing
@@ -20,9 +20,16 @@
 # printed); then it is stopped with SIGINT. Printed per configuration: the
 # median, min and max execs/s and the slowdown of the median against the
 # baseline's. perf-tools' execsnoop cannot run on a kernel without kprobes.
+# Summary row (SUMMARY=FILE, see bench/lib.sh): execs/s and time per exec
+# of execsnoop and bpftrace; target: execsnoop's median rate at least
+# bpftrace's.
+#
+# Environment: ROUNDS (5), EXECS (2000), READY_TIMEOUT, TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
-source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
 
+quick ROUNDS=1 EXECS=200
 ROUNDS=${1:-${ROUNDS:-5}}
 EXECS=${EXECS:-2000}
 posint ROUNDS "$ROUNDS"
@@ -90,3 +97,15 @@ for c in $CONFIGS; do
   read -r m lo hi _ <<<"$(stats 1 ${RATES[$c]})"
   printf '%-10s %10s %10s %10s  %s\n' "$c" "$m" "$lo" "$hi" "$(slowdown "$base" "$m")"
 done
+# the summary row: execs/s and the time per exec against the baseline's
+# shellcheck disable=SC2086
+cell() { [[ -n ${RATES[$1]:-} ]] || { echo -; return; }; local m; m=$(median 0 ${RATES[$1]}); echo "$m execs/s, $(slowdown "$base" "$m") per exec"; }
+verdict=-
+if [[ -n ${RATES[bpftrace]:-} ]]; then
+  verdict="missed slower than bpftrace"
+  # shellcheck disable=SC2086
+  awk -v a="$(median 1 ${RATES[execsnoop]})" -v b="$(median 1 ${RATES[bpftrace]})" 'BEGIN {exit !(a >= b)}' && verdict=met
+fi
+# shellcheck disable=SC2086
+summary_row "execsnoop, fork+exec loop (untraced $(median 0 ${RATES[baseline]}) execs/s)" "$(cell execsnoop)" \
+  "$(cell bpftrace)" - - "<= bpftrace" "$verdict"

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # stackcount on one tracepoint: how much it slows down a syscall-heavy loop,
 # against bpftrace and perf record. (The event rates tracers sustain without
-# drops are bench/throughput.sh's.)
+# drops are bench/parts/throughput.sh's.)
 #
-#   bench/stackcount_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/stackcount_overhead.sh [ROUNDS]        (as root)
 #
-# The workload is bench/getppid_loop.c, compiled into the temp dir at run
+# The workload is bench/src/getppid_loop.c, compiled into the temp dir at run
 # time: it makes exactly N getppid system calls from bench_getppid_loop() with
 # a raw `syscall` instruction (no libc wrapper), and prints the calls made,
 # the elapsed ns, ns per call, its pid and its own CPU time (getrusage).
@@ -103,13 +103,14 @@ set -u -o pipefail
 # what the overhead benchmarks share (tracer start/readiness/stop, lost
 # events, tracefs check, statistics): bench/lib.sh; the loop and stackcount's
 # output: bench/getppid.sh
-# shellcheck source=SCRIPTDIR/lib.sh
-. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-# shellcheck source=SCRIPTDIR/getppid.sh
-. "$(dirname "${BASH_SOURCE[0]}")/getppid.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib.sh"
+# shellcheck source=SCRIPTDIR/../getppid.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../getppid.sh"
 
 case "${1:-}" in -h|--help) usage; exit 0 ;; esac
 
+quick ROUNDS=1 CALLS=100000
 ROUNDS=${1:-${ROUNDS:-11}}
 CALLS=${CALLS:-1000000}
 BENCH_CPU=${BENCH_CPU:-0}
@@ -346,10 +347,10 @@ if in_list stackcount-K "${CFGS[*]}" || in_list stackcount "${CFGS[*]}"; then
   in_list bpftrace "${CFGS[*]}" && bt=$(cell bpftrace)
   in_list perf "${CFGS[*]}" && pf=$(cell perf)
   in_list stackcount-K "${CFGS[*]}" &&
-    summary_row "stackcount -K, $SYSCALL loop" "$(cell stackcount-K)" "$bt" - "< bpftrace" \
+    summary_row "stackcount -K, $SYSCALL loop" "$(cell stackcount-K)" "$bt" - - "< bpftrace" \
       "$(compare stackcount-K bpftrace lt bpftrace)"
   in_list stackcount "${CFGS[*]}" &&
-    summary_row "stackcount user+kernel, $SYSCALL loop" "$(cell stackcount)" - "$pf" "<= perf" \
+    summary_row "stackcount user+kernel, $SYSCALL loop" "$(cell stackcount)" - "$pf" - "<= perf" \
       "$(compare stackcount perf le "perf -g")"
 fi
 

@@ -1,9 +1,9 @@
 #!/bin/bash
-# bench/aggregate.sh: the aggregation microbenchmark (build/bench/aggregate_bench)
+# bench/parts/aggregate.sh: the aggregation microbenchmark (build/bench/aggregate_bench)
 # as a table and as rows of the make bench summary.
 #
-#   bench/aggregate.sh              # 9 repetitions, interleaved
-#   bench/aggregate.sh 15           # 15 repetitions (or REPS=15)
+#   bench/parts/aggregate.sh              # 9 repetitions, interleaved
+#   bench/parts/aggregate.sh 15           # 15 repetitions (or REPS=15)
 #
 # BM_Events replays 1,048,576 events (10-40 frame kernel and user stacks,
 # 5,000 Zipf-drawn signatures, process names as strings) through
@@ -40,15 +40,18 @@
 # stacks" (bytes per stack, absl's and std's beside it). No root needed.
 # Takes about 3 minutes.
 #
-# Environment: REPS (9), BENCH_CPU (0), AGGREGATE_BENCH
+# Environment: REPS (9), MIN_TIME (seconds per benchmark, Google
+# Benchmark's default), BENCH_CPU (0), AGGREGATE_BENCH
 # (build/bench/aggregate_bench, made with `make -s` if it is the default),
 # TMPDIR, KEEP_TMP=1.
 set -u -o pipefail
-# shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
+quick REPS=1 MIN_TIME=0.05
 REPS=${1:-${REPS:-9}}
+MIN_TIME=${MIN_TIME:-} # seconds per benchmark (Google Benchmark's --benchmark_min_time), "" its default
 BENCH_CPU=${BENCH_CPU:-0}
 posint REPS "$REPS"
 [[ $BENCH_CPU =~ ^[0-9]+$ ]] || die "BENCH_CPU must be a CPU number (got '$BENCH_CPU')"
@@ -66,6 +69,7 @@ fi
 
 load_start
 taskset -c "$BENCH_CPU" "$BIN" --benchmark_repetitions="$REPS" --benchmark_enable_random_interleaving=true \
+  ${MIN_TIME:+--benchmark_min_time="$MIN_TIME"} \
   --benchmark_out="$TMP/out.json" --benchmark_out_format=json >"$TMP/console.txt" 2>&1 ||
   { cat "$TMP/console.txt" >&2; die "$BIN failed"; }
 load_end
@@ -132,11 +136,11 @@ events_row() {
   verdict=met
   awk -v t="$tk" -v r="$r" 'BEGIN {exit !(t >= 20e6 && r >= 2)}' ||
     verdict="missed $(mps "$tk") M/s, ${r}x std; floors: the compare alone (record found by an oracle) $(mps "${MED[$1/FloorCompare]}"), the lookup with the hash given $(mps "${MED[$1/FloorLookup]}"), the same waiting for each stack's first frame $(mps "${MED[$1/FloorKeyed]}"), reading the frames $(mps "${MED[$1/FloorRead]}") M/s"
-  summary_row "$2" "$(mps "$tk") M/s (${r}x std, $(ratio "$tk" "$absl")x absl)" - - \
+  summary_row "$2" "$(mps "$tk") M/s (${r}x std, $(ratio "$tk" "$absl")x absl)" - - - \
     ">=20 M/s, >=2x std (std $(mps "$std"), absl $(mps "$absl") M/s)" "$verdict"
 }
 events_row BM_Events "aggregation, events/s per core"
 events_row BM_EventsPool "aggregation, 1 MB pool workload"
 summary_row "aggregation memory, 100k stacks" \
-  "$(printf '%.0f' "$(values "BM_Memory/Tracekit/100000/iterations:1" | head -n1)") B/stack" - - \
+  "$(printf '%.0f' "$(values "BM_Memory/Tracekit/100000/iterations:1" | head -n1)") B/stack" - - - \
   "- (absl $(printf '%.0f' "$(values "BM_Memory/AbslSingleKey/100000/iterations:1" | head -n1)"), std $(printf '%.0f' "$(values "BM_Memory/StdTwoLevel/100000/iterations:1" | head -n1)") B/stack)" -

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Overhead of killsnoop on a loop that sends signals as fast as it can.
 #
-#   bench/killsnoop_overhead.sh [ROUNDS]        (as root)
+#   bench/parts/killsnoop_overhead.sh [ROUNDS]        (as root)
 #
 # Runs the kills workload (build/workloads/kills N 0 0: N kill()s of SIGUSR2
 # to a child that ignores it, raw syscalls, then one tkill()) and reads the
@@ -24,10 +24,17 @@
 # enough for both tracers' buffers (at 200000, perf-tools loses most
 # events).
 #
-# Environment: N=20000, CONFIGS="baseline tracekit perftools".
+# Summary row (SUMMARY=FILE, see bench/lib.sh): signals/s and time per
+# signal of killsnoop and perf-tools' killsnoop, and the fewest lines of the
+# workload each printed in a round; target: killsnoop printed every signal
+# (N + 1) in every round.
+#
+# Environment: ROUNDS (5), N=20000, CONFIGS="baseline tracekit perftools".
 
 set -u -o pipefail
-source "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+source "$(dirname "$0")/../lib.sh"
+quick ROUNDS=1 N=2000
 ROUNDS=${1:-${ROUNDS:-5}}
 N=${N:-20000}
 CONFIGS=${CONFIGS:-baseline tracekit perftools}
@@ -83,12 +90,13 @@ run_once() {
     sleep 0.5
   fi
   echo go >&3
-  until grep -q done "$TMP/w.out"; do sleep 0.05; done
+  until grep -q 'done' "$TMP/w.out"; do sleep 0.05; done
   rate=$(awk -v n="$N" '/^elapsed/ { printf "%.0f", n / $2 }' "$TMP/w.out")
   if [[ -n $TPID ]]; then
     sleep 1
     # A background job of a script ignores SIGINT: perf-tools' cat gets
     # SIGTERM, after which the script ends its tracing (its trap).
+    # shellcheck disable=SC2046  # one pid per word
     [[ $cfg == perftools ]] && kill -TERM $(perf_cat "$TPID") 2>/dev/null
     stop_pid "$TPID" "$STOP_TIMEOUT"
     TPID=""
@@ -100,22 +108,42 @@ run_once() {
   echo "$rate $lines"
 }
 
-declare -A rates
+declare -A rates lines_seen
 for ((r = 1; r <= ROUNDS; r++)); do
   for cfg in $CONFIGS; do
     read -r rate lines < <(run_once "$cfg")
     log "round $r $cfg: $rate signals/s, $lines lines"
     rates[$cfg]+="$rate "
+    lines_seen[$cfg]+="$lines "
   done
 done
 [[ -n $mounted ]] && umount /sys/kernel/debug
-median() { tr ' ' '\n' | grep . | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-base=$(echo "${rates[baseline]:-}" | median)
+# shellcheck disable=SC2086
+base=$(median 0 ${rates[baseline]:-})
 for cfg in $CONFIGS; do
-  m=$(echo "${rates[$cfg]}" | median)
+  # shellcheck disable=SC2086
+  m=$(median 0 ${rates[$cfg]})
   if [[ -n $base && $cfg != baseline ]]; then
     awk -v c="$cfg" -v m="$m" -v b="$base" 'BEGIN { printf "%-10s %10d signals/s  %5.1f%% slower\n", c, m, (b - m) * 100 / b }'
   else
     printf "%-10s %10d signals/s\n" "$cfg" "$m"
   fi
 done
+# the summary row: signals/s, time per signal against the baseline's, and
+# the fewest lines of the workload a tracer printed in a round
+cell() { # cfg expected-lines
+  [[ -n ${rates[$1]:-} ]] || { echo -; return; }
+  local m few
+  # shellcheck disable=SC2086
+  m=$(median 0 ${rates[$1]})
+  few=$(tr ' ' '\n' <<<"${lines_seen[$1]}" | grep . | sort -n | head -n 1)
+  echo "$m signals/s${base:+, $(slowdown "$base" "$m") per signal}, printed >= $few of $2"
+}
+verdict=-
+if [[ -n ${rates[tracekit]:-} ]]; then
+  few=$(tr ' ' '\n' <<<"${lines_seen[tracekit]}" | grep . | sort -n | head -n 1)
+  verdict=met
+  ((few == N + 1)) || verdict="missed printed $few of $((N + 1))"
+fi
+summary_row "killsnoop, kill() loop${base:+ (untraced $base signals/s)}" "$(cell tracekit $((N + 1)))" - - \
+  "$(cell perftools "$N")" "every signal printed" "$verdict"

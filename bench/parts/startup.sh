@@ -1,12 +1,12 @@
 #!/bin/bash
-# bench/startup.sh: how long each tracekit tool takes from exec to its ready
+# bench/parts/startup.sh: how long each tracekit tool takes from exec to its ready
 # line, and from SIGINT to its exit, beside bpftrace and perf doing the same
 # job on the same event; then the same for a glob of 300+ tracepoints,
 # beside the kernel's own cost of enabling and disabling those events.
 #
-#   sudo bench/startup.sh             # 3 rounds (or RUNS=N, or an argument)
-#   sudo PARTS=tools bench/startup.sh
-#   sudo TOOLS="stackcount-K tpoint" TRACERS=tracekit bench/startup.sh 9
+#   sudo bench/parts/startup.sh             # 3 rounds (or RUNS=N, or an argument)
+#   sudo PARTS=tools bench/parts/startup.sh
+#   sudo TOOLS="stackcount-K tpoint" TRACERS=tracekit bench/parts/startup.sh 9
 #
 # A small C timer (compiled into the temp dir) forks the tracer with stdout
 # and stderr on one pipe and takes the time from fork to the moment the
@@ -17,11 +17,11 @@
 # SIGINT and takes the time to the exit (the report included). Nothing is
 # run as a workload: the machine's own events flow.
 #
-# Part "tools": every tool of build/bin that runs on this kernel, on one
-# event (syscalls:sys_enter_getppid where the tool takes an event), with
-# bpftrace's and perf record's or perf stat's equivalent where there is one;
-# tools that need kprobes or the function tracer get a row with the tool's
-# own error. Configurations are interleaved (round_order) and each prints
+# Part "tools": every tool tracekit lists (ALL_TOOLS below: adding a tool
+# needs no edit here), on one event (syscalls:sys_enter_getppid where the
+# tool takes an event: TOOL_ARGS), with bpftrace's and perf record's or perf
+# stat's equivalent where there is one (tool_cmd); a tool this kernel cannot
+# run (`tracekit features`) gets a row with the reason. Configurations are interleaved (round_order) and each prints
 # the median (min-max) over RUNS.
 # Part "many": stackcount -K, stackcount (perf backend) and funccount on
 # 't:syscalls:sys_enter_*' (360 tracepoints here), bpftrace on
@@ -34,18 +34,19 @@
 # user stacks can take minutes) is killed, and counted as STOP_LIMIT.
 #
 # Environment: RUNS (3), WAIT_MS (200: ready to SIGINT), STOP_LIMIT (10000), PARTS ("tools
-# many"), TOOLS (the tools part's tools: see tool_cmd), TRACERS ("tracekit
-# bpftrace perf"), MANY_RUNS (1), READY_TIMEOUT (30 s; 120 for many),
+# many"), TOOLS (the tools part's tools: every tool tracekit lists, see
+# ALL_TOOLS), TRACERS ("tracekit bpftrace perf"), MANY_RUNS (1), READY_TIMEOUT (30 s; 120 for many),
 # TRACEKIT (build/bin/tracekit, copied first), TMPDIR, KEEP_TMP=1,
 # SUMMARY=FILE (rows for the make bench summary).
 # Takes about 3 minutes with the defaults, half of it bpftrace and perf
 # detaching from 360 tracepoints.
 
 set -u -o pipefail
-# shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh"
+# shellcheck source=SCRIPTDIR/../lib.sh
+. "$(dirname "$0")/../lib.sh"
 
 [[ ${1:-} == -h || ${1:-} == --help ]] && { usage; exit 0; }
+quick RUNS=1
 RUNS=${RUNS:-${1:-3}}
 WAIT_MS=${WAIT_MS:-200}
 PARTS=${PARTS:-tools many}
@@ -53,10 +54,6 @@ TRACERS=${TRACERS:-tracekit bpftrace perf}
 MANY_RUNS=${MANY_RUNS:-1}
 STOP_LIMIT=${STOP_LIMIT:-10000} # ms after SIGINT, then SIGKILL (counted as this)
 STOP_NOTE=""                   # configurations killed that way
-ALL_TOOLS="profile offcputime stackcount-K stackcount stacksnoop tpoint uprobe execsnoop opensnoop
-killsnoop syscount iosnoop iolatency bitesize tcpretrans funccount"
-NO_KERNEL_TOOLS="cachestat kprobe functrace funcgraph funcslower"
-TOOLS=${TOOLS:-$ALL_TOOLS $NO_KERNEL_TOOLS}
 posint RUNS "$RUNS"
 posint WAIT_MS "$WAIT_MS"
 posint MANY_RUNS "$MANY_RUNS"
@@ -69,6 +66,27 @@ MANY_GLOB='syscalls:sys_enter_*'
 bench_tmpdir startup
 stop_workload() { :; }
 copy_tool "${TRACEKIT:-$REPO/build/bin/tracekit}" tracekit
+
+# The tools: those tracekit lists (its usage, run without arguments), in its
+# order, so that a new tool needs no edit here; stackcount twice, with -K
+# (the ftrace backend) and without. Not timed: the tools that do their job
+# and exit (reset-tracing and reset-ftrace, which also remove what killed
+# runs left).
+NOT_TIMED="reset-tracing reset-ftrace"
+ALL_TOOLS=$("$TMP/tracekit" 2>&1 | awk '/^ *tools:/ {t = 1; next} /^ *[a-z]+:$/ {t = 0}
+  t && NF {print $1; if ($1 == "stackcount") print "stackcount-K"}' | tr '\n' ' ')
+[[ -n $ALL_TOOLS ]] || die "tracekit listed no tools"
+TOOLS=${TOOLS:-$(for t in $ALL_TOOLS; do in_list "$t" "$NOT_TIMED" || echo "$t"; done | tr '\n' ' ')}
+# The arguments of the tools that need some: the event EVENT where the tool
+# takes an event, else a common function. A tool not listed runs without.
+declare -A TOOL_ARGS=(
+  [stackcount-K]="-K t:$EVENT" [stackcount]="t:$EVENT" [stacksnoop]="t:$EVENT" [tpoint]="$EVENT"
+  [funccount]="t:$EVENT" [uprobe]="p:libc:getppid" [kprobe]="p:do_sys_openat2"
+  [funcslower]="vfs_read 10" [functrace]="vfs_read" [funcgraph]="vfs_read")
+# The tools this kernel cannot run, with the reason: `tracekit features`,
+# each tool's default row ("TOOL  -  no: needs kprobes").
+FEATURES=$("$TMP/tracekit" features 2>/dev/null) || die "tracekit features failed"
+unavailable() { sed -En "s/^${1%-K} +- +no: (.*)/\1/p" <<<"$FEATURES" | head -n 1; }
 
 cat >"$TMP/startlat.c" <<'EOF'
 /* startlat: time a tracer's start-up and teardown.
@@ -221,26 +239,12 @@ tool_cmd() {
   CMD=() RX="" NRS=""
   case $tracer in
     tracekit)
-      [[ $tool == stackcount-K ]] && tool=stackcount CMD=(-K)
-      ln -sf tracekit "$TMP/$tool"
-      case $tool in
-        profile | offcputime) CMD=("$TMP/$tool"); RX='Hit Ctrl-C' ;;
-        stackcount) CMD=("$TMP/$tool" "${CMD[@]}" "t:$ev"); RX='Hit Ctrl-C' ;;
-        stacksnoop) CMD=("$TMP/$tool" "t:$ev"); RX='^TIME' ;;
-        tpoint) CMD=("$TMP/$tool" "$ev"); RX='Ctrl-C to end' ;;
-        uprobe) CMD=("$TMP/$tool" p:libc:getppid); RX='Ctrl-C to end' ;;
-        execsnoop) CMD=("$TMP/$tool"); RX='^ *PID +PPID' ;;
-        opensnoop | killsnoop | iosnoop) CMD=("$TMP/$tool"); RX='^COMM' ;;
-        syscount | iolatency) CMD=("$TMP/$tool"); RX='Ctrl-C to end' ;;
-        bitesize) CMD=("$TMP/$tool"); RX='until Ctrl-C' ;;
-        tcpretrans) CMD=("$TMP/$tool"); RX='^TIME' ;;
-        funccount) CMD=("$TMP/$tool" "t:$ev"); RX='Ctrl-C to end' ;;
-        cachestat) CMD=("$TMP/$tool") ;;
-        kprobe) CMD=("$TMP/$tool" p:do_sys_openat2) ;;
-        funcslower) CMD=("$TMP/$tool" vfs_read 10) ;;
-        functrace | funcgraph) CMD=("$TMP/$tool" vfs_read) ;;
-        *) return 1 ;;
-      esac ;;
+      # ready: the tool's header (TOOLS.md), its "Ctrl-C" line, or the
+      # column header of the snoops that print no such line (TIME ...);
+      # a snoop writes its "Tracing ..." line and its column header at once
+      ln -sf tracekit "$TMP/${tool%-K}"
+      read -r -a CMD <<<"$TMP/${tool%-K} ${TOOL_ARGS[$tool]:-}"
+      RX='Ctrl-C|^TIME' ;;
     bpftrace)
       local tp="tracepoint:${ev/:/:}"
       case $tool in
@@ -323,9 +327,9 @@ if [[ " $PARTS " == *" tools "* ]]; then
   for tool in $TOOLS; do
     for tr in "${TRL[@]}"; do
       tool_cmd "$tool" "$tr" || continue
-      if [[ -z $RX && -z $NRS ]]; then # cannot run here: one run for the message
-        "${CMD[@]}" >"$TMP/out.msg" 2>&1 </dev/null && die "$tool ran on this kernel: give it a ready line"
-        FAIL[$tool:$tr]="unavailable: $(head -n 1 "$TMP/out.msg" | cut -c1-160)"
+      why=""; [[ $tr == tracekit ]] && why=$(unavailable "$tool")
+      if [[ -n $why ]]; then # this kernel cannot run the tool
+        FAIL[$tool:$tr]="unavailable: $why"
         continue
       fi
       CFGS+=("$tool:$tr")
@@ -418,20 +422,20 @@ if [[ " $PARTS " == *" tools "* ]]; then
     v=missed; awk -v a="$wr" 'BEGIN {exit !(a < 100)}' && v=met
     [[ -n $failed ]] && v="missed failed: ${failed% }"
     summary_row "start-up, worst tool ($wrt)" "$(cell "${WR[tracekit]}")" "$(cell "${WR[bpftrace]:-}")" \
-      "$(cell "${WR[perf]:-}")" "< 100 ms" "$v"
+      "$(cell "${WR[perf]:-}")" - "< 100 ms" "$v"
   fi
   if [[ -n ${wt:-} ]]; then
     v=missed; awk -v a="$wt" 'BEGIN {exit !(a < 200)}' && v=met
     [[ -n $failed ]] && v="missed failed: ${failed% }"
     summary_row "teardown, worst tool ($wtt)" "$(cell "${WT[tracekit]}")" "$(cell "${WT[bpftrace]:-}")" \
-      "$(cell "${WT[perf]:-}")" "< 200 ms" "$v"
+      "$(cell "${WT[perf]:-}")" - "< 200 ms" "$v"
   fi
   if [[ -n ${RD[stackcount-K:tracekit]:-} ]]; then
     # shellcheck disable=SC2086
     summary_row "start-up, stackcount -K t:$EVENT (filed: 118 ms)" "$(ms "$(median 1 ${RD[stackcount-K:tracekit]})") ms" \
       "$([[ -n ${RD[stackcount-K:bpftrace]:-} ]] && echo "$(ms "$(median 1 ${RD[stackcount-K:bpftrace]})") ms" || echo -)" \
       "$([[ -n ${RD[stackcount-K:perf]:-} ]] && echo "$(ms "$(median 1 ${RD[stackcount-K:perf]})") ms" || echo -)" \
-      "< 100 ms" "$(awk -v a="$(median 1 ${RD[stackcount-K:tracekit]})" 'BEGIN {print (a < 100) ? "met" : "missed"}')"
+      - "< 100 ms" "$(awk -v a="$(median 1 ${RD[stackcount-K:tracekit]})" 'BEGIN {print (a < 100) ? "met" : "missed"}')"
   fi
 fi
 
@@ -474,7 +478,7 @@ if [[ " $PARTS " == *" many "* ]]; then
     v=missed; awk -v a="$w" -v f="$floor" -v b="$budget" 'BEGIN {exit !(a <= f + b)}' && v=met
     [[ $v == missed ]] && v="missed kernel $(secs "$floor")"
     summary_row "$nev tracepoints: $phase" "$(mcell tracekit "$arr")" "$(mcell bpftrace "$arr")" \
-      "$(mcell perf "$arr")" "<= kernel's cost ($(secs "$floor"))" "$v"
+      "$(mcell perf "$arr")" - "<= kernel's cost ($(secs "$floor"))" "$v"
   done
 fi
 
