@@ -1,7 +1,7 @@
 /*
  * manystacks: makes exactly N distinct user stacks, each ending in one
  * getppid system call, so that a stack tool's report must hold exactly N
- * stacks (bench/scale.sh: 100,000 unique stacks reported, and the RSS they
+ * stacks (bench/parts/scale.sh: 100,000 unique stacks reported, and the RSS they
  * cost).
  *
  *   manystacks [N [ROUNDS [RATE [PAD]]]]

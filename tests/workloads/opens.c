@@ -13,7 +13,7 @@
  *                  their own, which they remove.
  * Protocol: prints "ready PID", waits for SIGUSR1 (its "go"), opens, prints
  * "fd FD" (the descriptor the opens returned), "rate R" (opens per second,
- * all N + M of them: for bench/opensnoop_overhead.sh) and "done", then
+ * all N + M of them: for bench/parts/opensnoop_overhead.sh) and "done", then
  * sleeps until killed. The file is removed once the opens are done (or when they fail).
  */
 #include <errno.h>
