@@ -64,7 +64,6 @@ void report_lost(std::ostream& err, uint64_t lost, bool buffered) {
 }
 
 int run(Engine& e, const RunOptions& o) {
-  cli::install_stop_handlers();
   if (!o.header.empty()) std::cout << o.header << std::flush;
   cli::Deadline end(o.duration);
   auto go_on = [&] {

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "ftrace/counting.hpp"
@@ -58,11 +59,7 @@ class Engine : public session::Engine {
   Options o_;
 };
 
-int fail(const Error& e) {
-  if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  std::cerr << "cachestat: " << e.str() << "\n";
-  return cli::kExitFailure;
-}
+int fail(const Error& e) { return cli::fail("cachestat", e); }
 
 }  // namespace
 
@@ -149,7 +146,6 @@ std::string header_line(const Options& o) {
 }
 
 int run(const Options& o) {
-  cli::install_stop_handlers();
   auto& features = kernel::Features::host();
   auto ways = funccount::host_kernel_function_backends(features, /*pid=*/false);
   if (ways.empty()) return fail(funccount::no_kernel_function_backend(features, false));

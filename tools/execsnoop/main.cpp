@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "execsnoop/execsnoop.hpp"
@@ -54,13 +55,8 @@ int execsnoop_main(int argc, char** argv) {
   execsnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto snooper = execsnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) {
-    if (snooper.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "execsnoop: " << snooper.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!snooper) return cli::fail("execsnoop", snooper.error());
   return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 

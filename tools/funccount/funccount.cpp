@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
@@ -42,11 +43,7 @@ class TableEngine : public session::Engine {
   Style style_;
 };
 
-int fail(const Error& e) {
-  if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  std::cerr << "funccount: " << e.str() << "\n";
-  return cli::kExitFailure;
-}
+int fail(const Error& e) { return cli::fail("funccount", e); }
 
 }  // namespace
 
@@ -117,7 +114,6 @@ std::string header_line(const Options& o, size_t functions) {
 }
 
 int run(const Options& o) {
-  cli::install_stop_handlers();
   if (o.pid && !process_exists(*o.pid))
     return fail(
         no_process_error(*o.pid));

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "family/block/event.hpp"
@@ -52,13 +53,8 @@ int iolatency_main(int argc, char** argv) {
   iolatency::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto hist = iolatency::Histogram::start(o, std::cerr);
-  if (!hist) {
-    if (hist.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "iolatency: " << hist.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!hist) return cli::fail("iolatency", hist.error());
   session::RunOptions r;
   std::ostringstream h;
   h << "Tracing block I/O. Output every " << o.interval << " seconds."

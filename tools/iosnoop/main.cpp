@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "family/block/event.hpp"
@@ -66,13 +67,8 @@ int iosnoop_main(int argc, char** argv) {
   iosnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto snooper = iosnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) {
-    if (snooper.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "iosnoop: " << snooper.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!snooper) return cli::fail("iosnoop", snooper.error());
   return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.duration));
 }
 

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "killsnoop/killsnoop.hpp"
@@ -53,13 +54,8 @@ int killsnoop_main(int argc, char** argv) {
   killsnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto snooper = killsnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) {
-    if (snooper.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "killsnoop: " << snooper.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!snooper) return cli::fail("killsnoop", snooper.error());
   return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "family/events/tool.hpp"
@@ -56,11 +57,10 @@ int kprobe_main(int argc, char** argv) {
   auto def = probe::parse_kprobe_definition(o.definition);
   if (!def) return cmd.usage_error(def.error().str());
 
-  cli::install_stop_handlers();
   auto dir = tracefs::tracing_dir();
-  if (!dir) return events::fail("kprobe", dir.error());
+  if (!dir) return cli::fail("kprobe", dir.error());
   if (!force && !traceable(*dir, def->function))
-    return events::fail("kprobe", Error{0,
+    return cli::fail("kprobe", Error{0,
                                         "function " + def->function +
                                             " is not in available_filter_functions (not a "
                                             "function, inlined, or not traceable)",
@@ -79,7 +79,7 @@ int kprobe_main(int argc, char** argv) {
   t.fetchargs = def->fetchargs;
   auto trace =
       session::TraceSession::create(*dir, "kprobe", {t}, /*function_tracer=*/false, std::cerr);
-  if (!trace) return events::fail("kprobe", trace.error());
+  if (!trace) return cli::fail("kprobe", trace.error());
   return events::view_or_trace(std::move(*trace), o, "kprobe " + t.event_name);
 }
 

@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "probe/spec.hpp"
@@ -47,14 +48,8 @@ int stacksnoop_main(int argc, char** argv) {
   stacksnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto snooper = stacksnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) {
-    if (snooper.error().err == EINTR && cli::stop_requested())
-      return cli::kExitOk;  // Ctrl-C in setup
-    std::cerr << "stacksnoop: " << snooper.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!snooper) return cli::fail("stacksnoop", snooper.error());
   session::RunOptions r;
   r.prints_events = true;
   if (o.buffered_secs) {

@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
@@ -241,16 +242,11 @@ class RingEngine : public session::Engine {
   int fork_id_ = -1;
 };
 
-int fail(const Error& e) {
-  if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  std::cerr << "syscount: " << e.str() << "\n";
-  return cli::kExitFailure;
-}
+int fail(const Error& e) { return cli::fail("syscount", e); }
 
 }  // namespace
 
 int run(const Options& o) {
-  cli::install_stop_handlers();
   if (o.pid && !process_exists(*o.pid))
     return fail(
         no_process_error(*o.pid));

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "session/run.hpp"
@@ -23,13 +24,8 @@ int tcpretrans_main(int argc, char** argv) {
       .example("tcpretrans -s", "with the kernel stack of each");
   if (auto code = cmd.parse(argc, argv)) return *code;
 
-  cli::install_stop_handlers();
   auto tracer = tcpretrans::Tracer::start(o, std::cout, std::cerr);
-  if (!tracer) {
-    if (tracer.error().err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "tcpretrans: " << tracer.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!tracer) return cli::fail("tcpretrans", tracer.error());
   session::RunOptions r;
   r.prints_events = true;
   std::ostringstream h;

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "family/events/tool.hpp"
@@ -45,7 +46,7 @@ std::string glob_error(std::string_view glob) {
 
 int list(const std::string& dir, const std::string& glob) {
   auto text = read_file(dir + "/available_events");
-  if (!text) return events::fail("tpoint", text.error());
+  if (!text) return cli::fail("tpoint", text.error());
   const bool raw = !kernel::Features::host().has(kernel::Feature::kSyscallTracepoints);
   const std::string syscalls_prefix = std::string(syscalls::kSystem) + ":";
   size_t listed = 0;
@@ -64,7 +65,7 @@ int list(const std::string& dir, const std::string& glob) {
     for (const std::string& event : syscalls::event_names()) print(syscalls_prefix + event);
   // As grep: a glob that matches nothing is said, and fails (exit 1).
   if (listed == 0 && !glob.empty())
-    return events::fail(
+    return cli::fail(
         "tpoint",
         Error{
             0, "no tracepoint matches '" + elide(glob) + "'", {}, "list them all with tpoint -l"});
@@ -101,25 +102,24 @@ int tpoint_main(int argc, char** argv) {
   if (!list_events && o.definition.find(':') == std::string::npos)
     return cmd.usage_error("tracepoint '" + elide(o.definition) + "' is not category:event");
 
-  cli::install_stop_handlers();
   auto dir = tracefs::tracing_dir();
-  if (!dir) return events::fail("tpoint", dir.error());
+  if (!dir) return cli::fail("tpoint", dir.error());
   if (list_events) return list(*dir, o.definition);
 
   auto spec = probe::parse_spec("t:" + o.definition);
-  if (!spec) return events::fail("tpoint", spec.error());
+  if (!spec) return cli::fail("tpoint", spec.error());
   probe::ExpandOptions eo;
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
-  if (!targets) return events::fail("tpoint", targets.error());
+  if (!targets) return cli::fail("tpoint", targets.error());
   if (targets->empty())
-    return events::fail(
+    return cli::fail(
         "tpoint",
         Error{
             0, "tracepoint " + elide(o.definition) + " not found", {}, "list them with tpoint -l"});
   auto trace =
       session::TraceSession::create(*dir, "tpoint", *targets, /*function_tracer=*/false, std::cerr);
-  if (!trace) return events::fail("tpoint", trace.error());
+  if (!trace) return cli::fail("tpoint", trace.error());
   return events::view_or_trace(std::move(*trace), o, o.definition);
 }
 

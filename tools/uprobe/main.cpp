@@ -7,6 +7,7 @@
 #include <set>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/tool_table.hpp"
 #include "family/events/tool.hpp"
@@ -32,9 +33,9 @@ Result<std::string> resolve_target(const std::string& target) {
 // -l: the target's function names, sorted, once each.
 int list(const std::string& target) {
   auto path = resolve_target(target);
-  if (!path) return events::fail("uprobe", path.error());
+  if (!path) return cli::fail("uprobe", path.error());
   auto syms = probe::elf_symbols(*path);
-  if (!syms) return events::fail("uprobe", syms.error());
+  if (!syms) return cli::fail("uprobe", syms.error());
   std::set<std::string> names;
   for (const auto& f : syms->functions) names.insert(f.name);
   for (const auto& n : names) std::cout << n << "\n";
@@ -164,14 +165,13 @@ int uprobe_main(int argc, char** argv) {
   auto def = probe::parse_uprobe_definition(o.definition);
   if (!def) return cmd.usage_error(def.error().str());
 
-  cli::install_stop_handlers();
   bool entry = false;
   auto t = probe_target(*def, entry);
-  if (!t) return events::fail("uprobe", t.error());
+  if (!t) return cli::fail("uprobe", t.error());
   const std::string fetchargs = t->fetchargs;  // as the header shows them
   if (o.ev.user_stacks && entry) add_caller(*t, o.ev);
   auto dir = tracefs::tracing_dir();
-  if (!dir) return events::fail("uprobe", dir.error());
+  if (!dir) return cli::fail("uprobe", dir.error());
   auto trace =
       session::TraceSession::create(*dir, "uprobe", {*t}, /*function_tracer=*/false, std::cerr);
   if (!trace) {
@@ -184,7 +184,7 @@ int uprobe_main(int argc, char** argv) {
           "this kernel may take only registers (%ax, %di, ...) as uprobe arguments: "
           "$retval, $stack, @addresses and +offset(...) memory came to uprobe_events in "
           "Linux 3.14 (a return value is %ax on x86-64)";
-    return events::fail("uprobe", e);
+    return cli::fail("uprobe", e);
   }
   char where[64];
   std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(t->offset));

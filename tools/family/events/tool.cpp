@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "session/run.hpp"
 #include "util/strings.hpp"
@@ -41,11 +42,6 @@ std::optional<int> SharedOptions::check(bool definition_required) {
   return std::nullopt;
 }
 
-int fail(const std::string& tool, const Error& e) {
-  if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  std::cerr << tool << ": " << e.str() << "\n";
-  return cli::kExitFailure;
-}
 
 int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
                   const std::string& detail) {
@@ -53,13 +49,13 @@ int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::
     for (const auto& e : trace.probes().events()) {
       auto format =
           read_file(trace.tracing_dir() + "/events/" + e.system + "/" + e.event + "/format");
-      if (!format) return fail(o.ev.tool, format.error());
+      if (!format) return cli::fail(o.ev.tool, format.error());
       std::cout << *format;
     }
     return cli::kExitOk;
   }
   auto printer = Printer::start(std::move(trace), o.ev, std::cout, std::cerr);
-  if (!printer) return fail(o.ev.tool, printer.error());
+  if (!printer) return cli::fail(o.ev.tool, printer.error());
   session::RunOptions r;
   std::ostringstream h;
   if (o.duration)

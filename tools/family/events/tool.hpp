@@ -50,8 +50,5 @@ class SharedOptions {
 int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
                   const std::string& detail = "");
 
-// "TOOL: message" on stderr; the runtime failure exit code (0 for an EINTR
-// after Ctrl-C: the run ends as any Ctrl-C'd run does).
-int fail(const std::string& tool, const Error& e);
 
 }  // namespace tracekit::events

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/command.hpp"
+#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
@@ -382,12 +383,7 @@ std::string header_line(const Options& o) {
 }
 
 int trace(const Options& o) {
-  auto fail = [&](const Error& e) {
-    if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << o.tool << ": " << e.str() << "\n";
-    return cli::kExitFailure;
-  };
-  cli::install_stop_handlers();
+  auto fail = [&](const Error& e) { return cli::fail(o.tool, e); };
   auto dir = tracefs::tracing_dir();
   if (!dir) return fail(dir.error());
   auto& features = kernel::Features::host();
