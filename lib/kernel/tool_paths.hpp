@@ -1,6 +1,6 @@
 // Which tools and options work on this host, and by which path: for each
 // tool (and each option that needs more than the tool itself: the table of
-// cli/tool_table.hpp), the ways the
+// session/tool_table.hpp), the ways the
 // code can do it, in the order it prefers them, each with the features it
 // needs. The first way whose features are all present is the one a run
 // takes; when none is, the option does not work, and the features missing
@@ -28,7 +28,7 @@ struct ToolUse {
 };
 
 // The ways several tools share (each tool's own rows are in its folder:
-// cli/tool_table.hpp).
+// session/tool_table.hpp).
 // What every perf callchain reader needs (perf_event_open), and more.
 std::vector<Feature> perf_stacks(std::vector<Feature> more = {});
 // Events of one tracefs trace: a private instance, else the top level.

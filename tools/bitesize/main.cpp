@@ -2,11 +2,12 @@
 // (perf-tools' bitesize).
 #include "bitesize/bitesize.hpp"
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 
 namespace tracekit::tools {
 
-int bitesize_main(int argc, char** argv) {
+session::Outcome bitesize_main(int argc, char** argv) {
   bitesize::Options o;
   std::string buckets, device;
   cli::Command cmd("bitesize", "[-h] [-b buckets] [-d device] [seconds]");
@@ -33,12 +34,12 @@ int bitesize_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "bitesize",
     .summary = "histogram of block I/O sizes, counted in the kernel",
     .main = bitesize_main,

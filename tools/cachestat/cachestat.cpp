@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "ftrace/counting.hpp"
@@ -59,7 +58,6 @@ class Engine : public session::Engine {
   Options o_;
 };
 
-int fail(const Error& e) { return cli::fail("cachestat", e); }
 
 }  // namespace
 
@@ -145,23 +143,23 @@ std::string header_line(const Options& o) {
   return s.str();
 }
 
-int run(const Options& o) {
+session::Outcome set_up(const Options& o) {
   auto& features = kernel::Features::host();
   auto ways = funccount::host_kernel_function_backends(features, /*pid=*/false);
-  if (ways.empty()) return fail(funccount::no_kernel_function_backend(features, false));
+  if (ways.empty()) return funccount::no_kernel_function_backend(features, false);
   auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
+  if (!dir) return dir.error();
   auto available = probe::kernel_functions(*dir);
-  if (!available) return fail(available.error());
+  if (!available) return available.error();
   auto f = choose_functions(*available);
-  if (!f) return fail(f.error());
+  if (!f) return f.error();
 
   if (ways.front() == funccount::Backend::kProfiler) cli::sweep_leftovers(cli::Sweep::kMount);
   funccount::CounterOptions co;
   co.tool = "cachestat";
   co.tracing_dir = *dir;
   auto engine = start(ways.front(), *f, o, co);
-  if (!engine) return fail(engine.error());
+  if (!engine) return engine.error();
 
   std::ostringstream header;
   header << header_line(o);
@@ -173,7 +171,7 @@ int run(const Options& o) {
   r.header = header.str();
   r.interval = o.interval;
   r.after_report = "\nEnding tracing...\n";
-  return session::run(**engine, r);
+  return session::started(std::move(engine), r);
 }
 
 }  // namespace tracekit::cachestat

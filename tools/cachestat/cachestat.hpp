@@ -34,6 +34,7 @@
 #include "ftrace/counting.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::cachestat {
 
@@ -85,7 +86,7 @@ Result<std::unique_ptr<session::Engine>> start(funccount::Backend b, const Funct
                                                const Options& o,
                                                const funccount::CounterOptions& co);
 
-// Runs cachestat; returns the exit code (errors said on stderr).
-int run(const Options& o);
+// Sets cachestat's run up (session/entry.hpp): its counting engine started.
+session::Outcome set_up(const Options& o);
 
 }  // namespace tracekit::cachestat

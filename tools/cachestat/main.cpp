@@ -2,11 +2,11 @@
 // the kernel (perf-tools' cachestat).
 #include "cachestat/cachestat.hpp"
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 
 namespace tracekit::tools {
 
-int cachestat_main(int argc, char** argv) {
+session::Outcome cachestat_main(int argc, char** argv) {
   cachestat::Options o;
   std::optional<double> interval;
   cli::Command cmd("cachestat", "[-Dht] [interval]");
@@ -20,17 +20,17 @@ int cachestat_main(int argc, char** argv) {
     if (!(*interval > 0)) return cmd.usage_error("interval needs a positive number of seconds");
     o.interval = *interval;
   }
-  return cachestat::run(o);
+  return cachestat::set_up(o);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "cachestat",
     .summary = "page cache hits and misses per interval",
     .main = cachestat_main,

@@ -7,7 +7,6 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
@@ -43,7 +42,6 @@ class TableEngine : public session::Engine {
   Style style_;
 };
 
-int fail(const Error& e) { return cli::fail("funccount", e); }
 
 }  // namespace
 
@@ -113,45 +111,45 @@ std::string header_line(const Options& o, size_t functions) {
   return h;
 }
 
-int run(const Options& o) {
+session::Outcome set_up(const Options& o) {
   if (o.pid && !process_exists(*o.pid))
-    return fail(
-        no_process_error(*o.pid));
+    return 
+        no_process_error(*o.pid);
   // A CPU that is not online: said as such, rather than as perf's EINVAL or
   // tracing_cpumask's EOVERFLOW.
   if (o.cpu)
-    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return fail(ok.error());
+    if (auto ok = perf::check_cpu_online(*o.cpu); !ok) return ok.error();
   auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
+  if (!dir) return dir.error();
   auto spec = probe::parse_spec(o.pattern);
-  if (!spec) return fail(spec.error());
+  if (!spec) return spec.error();
   switch (spec->kind) {
     case probe::Kind::kKernel:
     case probe::Kind::kTracepoint:
     case probe::Kind::kUser:
       break;
     default:
-      return fail(Error{
+      return Error{
           EINVAL,
           "funccount counts function entries and tracepoints: \"" + o.pattern + "\" is neither",
           {},
-          "kernel functions as func or p::func, t:cat:event, lib:func"});
+          "kernel functions as func or p::func, t:cat:event, lib:func"};
   }
   auto& features = kernel::Features::host();
   std::vector<Backend> ways{Backend::kEventCounters};
   if (spec->kind == probe::Kind::kKernel) {
     ways = host_kernel_function_backends(features, o.pid.has_value());
-    if (ways.empty()) return fail(no_kernel_function_backend(features, o.pid.has_value()));
+    if (ways.empty()) return no_kernel_function_backend(features, o.pid.has_value());
   } else if (!features.has(kernel::Feature::kPerfEvents)) {
-    return fail(features.missing(kernel::Feature::kPerfEvents));
+    return features.missing(kernel::Feature::kPerfEvents);
   }
 
   probe::ExpandOptions eo;
   eo.regex = o.regex;
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
-  if (!targets) return fail(targets.error());
-  if (targets->empty()) return fail(probe::no_match_error(*spec));
+  if (!targets) return targets.error();
+  if (targets->empty()) return probe::no_match_error(*spec);
 
   if (spec->kind == probe::Kind::kTracepoint)
     ways = {tracepoint_backend(*targets, features.has(kernel::Feature::kInstances))};
@@ -162,10 +160,8 @@ int run(const Options& o) {
   co.pid = o.pid;
   co.cpu = o.cpu;
   auto counter = start_counter(ways.front(), *targets, co, std::cerr);
-  if (!counter) return fail(counter.error());
+  if (!counter) return counter.error();
   const Style style = style_of(o);
-  TableEngine engine(std::move(*counter), o.top, style);
-
   session::RunOptions r;
   r.header = header_line(o, targets->size());
   r.duration = o.duration;
@@ -174,7 +170,7 @@ int run(const Options& o) {
   if (ways.front() == Backend::kEventTracer) r.poll_ms = kEventTracerPollMs;
   r.before_report = "\n";
   r.after_report = style == Style::kBcc ? "Detaching...\n" : "\nEnding tracing...\n";
-  return session::run(engine, r);
+  return session::Started{std::make_unique<TableEngine>(std::move(*counter), o.top, style), r};
 }
 
 }  // namespace tracekit::funccount

@@ -39,6 +39,7 @@
 #include "session/run.hpp"
 #include "tracefs/top_level.hpp"
 #include "util/result.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::funccount {
 
@@ -83,7 +84,7 @@ Result<std::unique_ptr<session::Engine>> start_profiler(
     std::optional<size_t> top, const std::string& lock_path = tracefs::kFtraceLock,
     std::optional<int> cpu = std::nullopt);
 
-// Runs funccount; returns the exit code (errors said on stderr).
-int run(const Options& o);
+// Sets funccount's run up (session/entry.hpp): its counting engine started.
+session::Outcome set_up(const Options& o);
 
 }  // namespace tracekit::funccount

@@ -1,13 +1,13 @@
 // funccount: count kernel function calls (and tracepoint and user function
 // hits), in the kernel (perf-tools' and bcc's funccount).
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "funccount/funccount.hpp"
 #include "probe/spec.hpp"
 
 namespace tracekit::tools {
 
-int funccount_main(int argc, char** argv) {
+session::Outcome funccount_main(int argc, char** argv) {
   funccount::Options o;
   int pid = 0, top = 0, cpu = 0;
   double secs = 0, interval = 0;
@@ -49,17 +49,17 @@ int funccount_main(int argc, char** argv) {
   if (!spec) return cmd.usage_error(spec.error().str());
   if (auto ok = probe::check_patterns(*spec, o.regex); !ok)
     return cmd.usage_error(ok.error().str());
-  return funccount::run(o);
+  return funccount::set_up(o);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "funccount",
     .summary = "count kernel function calls (or events), in the kernel",
     .main = funccount_main,

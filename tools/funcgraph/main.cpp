@@ -1,12 +1,12 @@
 // funcgraph: trace the graph of a kernel function's child calls with the
 // function_graph tracer (perf-tools' funcgraph).
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "family/functions/tracer.hpp"
 
 namespace tracekit::tools {
 
-int funcgraph_main(int argc, char** argv) {
+session::Outcome funcgraph_main(int argc, char** argv) {
   functions::Options o;
   cli::Command cmd("funcgraph", "[-aCDhHPtT] [-m maxdepth] [-p PID] [-L TID] [-d secs] funcstring");
   functions::SharedOptions shared(cmd, o, functions::SharedOptions::Tool::kFuncgraph);
@@ -22,12 +22,12 @@ int funcgraph_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "funcgraph",
     .summary = "trace a kernel function's child calls as a graph",
     .main = funcgraph_main,

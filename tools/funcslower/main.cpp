@@ -1,12 +1,12 @@
 // funcslower: show kernel function calls slower than a threshold, with the
 // function_graph tracer's tracing_thresh (perf-tools' funcslower).
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "family/functions/tracer.hpp"
 
 namespace tracekit::tools {
 
-int funcslower_main(int argc, char** argv) {
+session::Outcome funcslower_main(int argc, char** argv) {
   functions::Options o;
   cli::Command cmd("funcslower", "[-aChHPt] [-p PID] [-L TID] [-d secs] funcstring latency_us");
   functions::SharedOptions shared(cmd, o, functions::SharedOptions::Tool::kFuncslower);
@@ -20,12 +20,12 @@ int funcslower_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "funcslower",
     .summary = "show kernel function calls slower than a threshold",
     .main = funcslower_main,

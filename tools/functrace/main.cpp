@@ -1,12 +1,12 @@
 // functrace: trace kernel function calls with the function tracer
 // (perf-tools' functrace).
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "family/functions/tracer.hpp"
 
 namespace tracekit::tools {
 
-int functrace_main(int argc, char** argv) {
+session::Outcome functrace_main(int argc, char** argv) {
   functions::Options o;
   cli::Command cmd("functrace", "[-hH] [-p PID] [-L TID] [-d secs] funcstring");
   functions::SharedOptions shared(cmd, o, functions::SharedOptions::Tool::kFunctrace);
@@ -22,12 +22,12 @@ int functrace_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "functrace",
     .summary = "trace kernel function calls (function tracer)",
     .main = functrace_main,

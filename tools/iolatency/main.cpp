@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "family/block/event.hpp"
 #include "iolatency/iolatency.hpp"
 #include "session/run.hpp"
@@ -49,12 +49,12 @@ std::optional<int> parse(int argc, char** argv, iolatency::Options& o) {
 
 }  // namespace
 
-int iolatency_main(int argc, char** argv) {
+session::Outcome iolatency_main(int argc, char** argv) {
   iolatency::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
   auto hist = iolatency::Histogram::start(o, std::cerr);
-  if (!hist) return cli::fail("iolatency", hist.error());
+  if (!hist) return hist.error();
   session::RunOptions r;
   std::ostringstream h;
   h << "Tracing block I/O. Output every " << o.interval << " seconds."
@@ -63,17 +63,17 @@ int iolatency_main(int argc, char** argv) {
   r.interval = o.interval;
   if (o.count) r.duration = o.interval * static_cast<double>(*o.count);
   r.after_report = "\nEnding tracing...\n";
-  return session::run(*hist, r);
+  return session::started(std::move(hist), r);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "iolatency",
     .summary = "summarize block I/O latency as a histogram",
     .main = iolatency_main,

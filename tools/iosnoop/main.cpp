@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "family/block/event.hpp"
 #include "iosnoop/iosnoop.hpp"
 #include "probe/match.hpp"
@@ -63,23 +63,23 @@ std::string tracing(const iosnoop::Options& o) {
 
 }  // namespace
 
-int iosnoop_main(int argc, char** argv) {
+session::Outcome iosnoop_main(int argc, char** argv) {
   iosnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
   auto snooper = iosnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) return cli::fail("iosnoop", snooper.error());
-  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.duration));
+  if (!snooper) return snooper.error();
+  return session::started(std::move(snooper), session::snoop(tracing(o), snooper->header(), o.duration));
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "iosnoop",
     .summary = "trace block device I/O with latency",
     .main = iosnoop_main,

@@ -5,9 +5,9 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "killsnoop/killsnoop.hpp"
 #include "probe/match.hpp"
 #include "session/run.hpp"
@@ -50,23 +50,23 @@ std::string tracing(const killsnoop::Options& o) {
 
 }  // namespace
 
-int killsnoop_main(int argc, char** argv) {
+session::Outcome killsnoop_main(int argc, char** argv) {
   killsnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
   auto snooper = killsnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) return cli::fail("killsnoop", snooper.error());
-  return session::run(*snooper, session::snoop(tracing(o), snooper->header(), o.buffered_secs));
+  if (!snooper) return snooper.error();
+  return session::started(std::move(snooper), session::snoop(tracing(o), snooper->header(), o.buffered_secs));
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "killsnoop",
     .summary = "trace kill()s, tkill()s and tgkill()s with signals and results",
     .main = killsnoop_main,

@@ -4,9 +4,9 @@
 #include <iostream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "family/events/tool.hpp"
 #include "probe/definition.hpp"
 #include "probe/spec.hpp"
@@ -32,7 +32,7 @@ bool traceable(const std::string& dir, const std::string& function) {
 
 }  // namespace
 
-int kprobe_main(int argc, char** argv) {
+session::Outcome kprobe_main(int argc, char** argv) {
   events::ToolOptions o;
   o.ev.tool = "kprobe";
   o.ev.kernel_addresses = true;
@@ -58,14 +58,14 @@ int kprobe_main(int argc, char** argv) {
   if (!def) return cmd.usage_error(def.error().str());
 
   auto dir = tracefs::tracing_dir();
-  if (!dir) return cli::fail("kprobe", dir.error());
+  if (!dir) return dir.error();
   if (!force && !traceable(*dir, def->function))
-    return cli::fail("kprobe", Error{0,
+    return Error{0,
                                         "function " + def->function +
                                             " is not in available_filter_functions (not a "
                                             "function, inlined, or not traceable)",
                                         {},
-                                        "check the name in /proc/kallsyms; -F probes it anyway"});
+                                        "check the name in /proc/kallsyms; -F probes it anyway"};
 
   probe::Target t;
   t.kind = def->is_return ? probe::Kind::kKernelReturn : probe::Kind::kKernel;
@@ -79,18 +79,18 @@ int kprobe_main(int argc, char** argv) {
   t.fetchargs = def->fetchargs;
   auto trace =
       session::TraceSession::create(*dir, "kprobe", {t}, /*function_tracer=*/false, std::cerr);
-  if (!trace) return cli::fail("kprobe", trace.error());
+  if (!trace) return trace.error();
   return events::view_or_trace(std::move(*trace), o, "kprobe " + t.event_name);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "kprobe",
     .summary = "trace a kernel function (kprobe) and print its events",
     .main = kprobe_main,

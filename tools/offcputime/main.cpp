@@ -4,7 +4,8 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "offcputime/offcputime.hpp"
 #include "perf/user_unwind.hpp"
 #include "session/run.hpp"
@@ -99,7 +100,7 @@ std::optional<int> parse(int argc, char** argv, offcpu::Options& o) {
 
 }  // namespace
 
-int offcputime_main(int argc, char** argv) {
+session::Outcome offcputime_main(int argc, char** argv) {
   offcpu::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
@@ -118,12 +119,12 @@ int offcputime_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "offcputime",
     .summary = "sum blocked (off-CPU) time by stack",
     .main = offcputime_main,

@@ -6,7 +6,8 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "perf/user_unwind.hpp"
 #include "profile/profiler.hpp"
 #include "session/run.hpp"
@@ -115,7 +116,7 @@ std::optional<int> parse(int argc, char** argv, profile::Options& o) {
 
 }  // namespace
 
-int profile_main(int argc, char** argv) {
+session::Outcome profile_main(int argc, char** argv) {
   profile::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
@@ -134,12 +135,12 @@ int profile_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "profile",
     .summary = "sample on-CPU stacks at a timed interval",
     .main = profile_main,

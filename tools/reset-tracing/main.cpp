@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/top_level.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -63,20 +63,14 @@ size_t report(const tracefs::Cleanup& c, const char* done_verb, const char* fail
 
 }  // namespace
 
-int reset_tracing_main(int argc, char** argv) {
+session::Outcome reset_tracing_main(int argc, char** argv) {
   Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
   auto dir = tracefs::tracing_dir();
-  if (!dir) {
-    std::cerr << "reset-tracing: " << dir.error().str() << "\n";
-    return cli::kExitFailure;
-  }
-  if (access(dir->c_str(), W_OK) != 0) {
-    std::cerr << "reset-tracing: cannot change tracefs at " << *dir << ": " << std::strerror(errno)
-              << " (run as root)\n";
-    return cli::kExitFailure;
-  }
+  if (!dir) return dir.error();
+  if (access(dir->c_str(), W_OK) != 0)
+    return Error::from_errno("cannot change tracefs at " + *dir, {}, "run as root");
 
   if (!o.quiet)
     std::cout << "Removing what " << (o.force ? "" : "dead ") << "tracekit runs left in " << *dir
@@ -111,12 +105,12 @@ int reset_tracing_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "reset-tracing",
     .summary = "remove what killed runs left in tracefs",
     .main = reset_tracing_main,

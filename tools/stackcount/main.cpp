@@ -4,7 +4,8 @@
 
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "perf/user_unwind.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
@@ -98,7 +99,7 @@ std::optional<int> parse(int argc, char** argv, stackcount::Options& o) {
 
 }  // namespace
 
-int stackcount_main(int argc, char** argv) {
+session::Outcome stackcount_main(int argc, char** argv) {
   stackcount::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
@@ -124,12 +125,12 @@ int stackcount_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "stackcount",
     .summary = "count events (functions, tracepoints) by stack",
     .main = stackcount_main,

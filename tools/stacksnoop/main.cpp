@@ -4,9 +4,9 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "probe/spec.hpp"
 #include "session/run.hpp"
 #include "stacksnoop/stacksnoop.hpp"
@@ -44,12 +44,12 @@ std::optional<int> parse(int argc, char** argv, stacksnoop::Options& o) {
 
 }  // namespace
 
-int stacksnoop_main(int argc, char** argv) {
+session::Outcome stacksnoop_main(int argc, char** argv) {
   stacksnoop::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
   auto snooper = stacksnoop::Snooper::start(o, std::cout, std::cerr);
-  if (!snooper) return cli::fail("stacksnoop", snooper.error());
+  if (!snooper) return snooper.error();
   session::RunOptions r;
   r.prints_events = true;
   if (o.buffered_secs) {
@@ -62,16 +62,16 @@ int stacksnoop_main(int argc, char** argv) {
   } else {
     r.header = snooper->header();
   }
-  return session::run(*snooper, r);
+  return session::started(std::move(snooper), r);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "stacksnoop",
     .summary = "print the kernel stack of every event",
     .main = stacksnoop_main,

@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "syscount/syscount.hpp"
 
 namespace tracekit::tools {
@@ -67,20 +67,20 @@ std::optional<int> parse(int argc, char** argv, syscount::Options& o) {
 
 }  // namespace
 
-int syscount_main(int argc, char** argv) {
+session::Outcome syscount_main(int argc, char** argv) {
   syscount::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
-  return syscount::run(o);
+  return syscount::set_up(o);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "syscount",
     .summary = "count system calls by process or by name",
     .main = syscount_main,

@@ -15,7 +15,6 @@
 #include <tuple>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
@@ -242,33 +241,34 @@ class RingEngine : public session::Engine {
   int fork_id_ = -1;
 };
 
-int fail(const Error& e) { return cli::fail("syscount", e); }
 
 }  // namespace
 
-int run(const Options& o) {
+session::Outcome set_up(const Options& o) {
   if (o.pid && !process_exists(*o.pid))
-    return fail(
-        no_process_error(*o.pid));
+    return 
+        no_process_error(*o.pid);
   auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
-  std::optional<StoppedChild> child;
+  if (!dir) return dir.error();
+  std::shared_ptr<StoppedChild> child;
   if (!o.command.empty()) {
     auto c = StoppedChild::spawn(o.command);
-    if (!c) return fail(c.error());
-    child.emplace(std::move(*c));
+    if (!c) return c.error();
+    child = std::make_shared<StoppedChild>(std::move(*c));
   }
-  auto engine = RingEngine::start(*dir, o, child ? &*child : nullptr, std::cerr);
-  if (!engine) return fail(engine.error());
+  auto engine = RingEngine::start(*dir, o, child.get(), std::cerr);
+  if (!engine) return engine.error();
   session::RunOptions r;
-  r.header = header_line(o);
   r.duration = o.duration;
   r.poll_ms = kPollMs;
-  std::cout << r.header << std::flush;
-  r.header.clear();
-  if (child)
-    if (auto s = child->resume(); !s) return fail(s.error());
-  return session::run(**engine, r);
+  auto started = session::started(std::move(engine), r);
+  // The header, then the command let go: its first calls come after it.
+  std::get<session::Started>(started).begin = [child, header = header_line(o)]() -> Status {
+    std::cout << header << std::flush;
+    if (child) return child->resume();
+    return {};
+  };
+  return started;
 }
 
 }  // namespace tracekit::syscount

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "syscount/render.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::syscount {
 
@@ -87,7 +88,8 @@ class Tally {
 // "Tracing while running: \"ls -l\"...". Pure.
 std::string header_line(const Options& o);
 
-// Runs syscount; returns the exit code (errors said on stderr).
-int run(const Options& o);
+// Sets syscount's run up (session/entry.hpp): its engine started, and the
+// traced command (if any) let go once the header is out.
+session::Outcome set_up(const Options& o);
 
 }  // namespace tracekit::syscount

@@ -5,16 +5,16 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "session/run.hpp"
 #include "tcpretrans/render.hpp"
 #include "tcpretrans/tcpretrans.hpp"
 
 namespace tracekit::tools {
 
-int tcpretrans_main(int argc, char** argv) {
+session::Outcome tcpretrans_main(int argc, char** argv) {
   tcpretrans::Options o;
   cli::Command cmd("tcpretrans", "[-hls]");
   cmd.flag("l", &o.loss_probes, "trace TCP tail loss probes")
@@ -25,24 +25,24 @@ int tcpretrans_main(int argc, char** argv) {
   if (auto code = cmd.parse(argc, argv)) return *code;
 
   auto tracer = tcpretrans::Tracer::start(o, std::cout, std::cerr);
-  if (!tracer) return cli::fail("tcpretrans", tracer.error());
+  if (!tracer) return tracer.error();
   session::RunOptions r;
   r.prints_events = true;
   std::ostringstream h;
   output::retransmit_header(h);
   r.header = h.str();
   r.after_report = "\nEnding tracing...\n";
-  return session::run(*tracer, r);
+  return session::started(std::move(tracer), r);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "tcpretrans",
     .summary = "trace TCP retransmits with addresses, ports and state",
     .main = tcpretrans_main,

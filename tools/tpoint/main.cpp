@@ -7,9 +7,9 @@
 #include <string_view>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "family/events/tool.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
@@ -44,9 +44,9 @@ std::string glob_error(std::string_view glob) {
   return "";
 }
 
-int list(const std::string& dir, const std::string& glob) {
+session::Outcome list(const std::string& dir, const std::string& glob) {
   auto text = read_file(dir + "/available_events");
-  if (!text) return cli::fail("tpoint", text.error());
+  if (!text) return text.error();
   const bool raw = !kernel::Features::host().has(kernel::Feature::kSyscallTracepoints);
   const std::string syscalls_prefix = std::string(syscalls::kSystem) + ":";
   size_t listed = 0;
@@ -65,16 +65,14 @@ int list(const std::string& dir, const std::string& glob) {
     for (const std::string& event : syscalls::event_names()) print(syscalls_prefix + event);
   // As grep: a glob that matches nothing is said, and fails (exit 1).
   if (listed == 0 && !glob.empty())
-    return cli::fail(
-        "tpoint",
-        Error{
-            0, "no tracepoint matches '" + elide(glob) + "'", {}, "list them all with tpoint -l"});
+    return Error{
+            0, "no tracepoint matches '" + elide(glob) + "'", {}, "list them all with tpoint -l"};
   return cli::kExitOk;
 }
 
 }  // namespace
 
-int tpoint_main(int argc, char** argv) {
+session::Outcome tpoint_main(int argc, char** argv) {
   events::ToolOptions o;
   o.ev.tool = "tpoint";
   bool list_events = false;
@@ -103,34 +101,32 @@ int tpoint_main(int argc, char** argv) {
     return cmd.usage_error("tracepoint '" + elide(o.definition) + "' is not category:event");
 
   auto dir = tracefs::tracing_dir();
-  if (!dir) return cli::fail("tpoint", dir.error());
+  if (!dir) return dir.error();
   if (list_events) return list(*dir, o.definition);
 
   auto spec = probe::parse_spec("t:" + o.definition);
-  if (!spec) return cli::fail("tpoint", spec.error());
+  if (!spec) return spec.error();
   probe::ExpandOptions eo;
   eo.tracing_dir = *dir;
   auto targets = probe::expand(*spec, eo);
-  if (!targets) return cli::fail("tpoint", targets.error());
+  if (!targets) return targets.error();
   if (targets->empty())
-    return cli::fail(
-        "tpoint",
-        Error{
-            0, "tracepoint " + elide(o.definition) + " not found", {}, "list them with tpoint -l"});
+    return Error{
+            0, "tracepoint " + elide(o.definition) + " not found", {}, "list them with tpoint -l"};
   auto trace =
       session::TraceSession::create(*dir, "tpoint", *targets, /*function_tracer=*/false, std::cerr);
-  if (!trace) return cli::fail("tpoint", trace.error());
+  if (!trace) return trace.error();
   return events::view_or_trace(std::move(*trace), o, o.definition);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "tpoint",
     .summary = "trace a tracepoint and print its events",
     .main = tpoint_main,

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "kernel/tool_paths.hpp"
 #include "util/json.hpp"
 
@@ -93,7 +93,7 @@ void print_text(kernel::Features& host, const Privilege& p) {
     std::cout << col(i.name, 21) << col(has_column(host, i.id, p), 4) << col(i.provided_by, 46)
               << (i.fallback.empty() ? "-" : i.fallback) << "\n";
   std::cout << "\n" << col("TOOL", 14) << col("OPTION", 32) << "HERE\n";
-  for (const auto& u : cli::tool_uses()) {
+  for (const auto& u : session::tool_uses()) {
     std::cout << col(u.tool, 14) << col(u.option.empty() ? "-" : u.option, 32);
     if (std::string who = needs_privilege(u, p); !who.empty()) {
       std::cout << "no: needs " << who << "\n";
@@ -122,7 +122,7 @@ void print_json(kernel::Features& host, const Privilege& p) {
   }
   std::cout << "\n], \"tools\": [";
   first = true;
-  for (const auto& u : cli::tool_uses()) {
+  for (const auto& u : session::tool_uses()) {
     const std::string who = needs_privilege(u, p);
     auto v = kernel::judge(u, host);
     if (!who.empty()) v = kernel::Verdict{};
@@ -141,7 +141,7 @@ void print_json(kernel::Features& host, const Privilege& p) {
 
 }  // namespace
 
-int features_main(int argc, char** argv) {
+session::Outcome features_main(int argc, char** argv) {
   bool json = false;
   cli::Command cmd("tracekit features", "[-h] [--json]");
   cmd.flag("json", &json, "print JSON")
@@ -160,11 +160,11 @@ int features_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): a command of the multi-call
+// The tool table's row (session/tool_table.hpp): a command of the multi-call
 // binary, with no symlink.
 namespace tracekit::tools {
 namespace {
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "features",
     .summary = "the kernel features the tools use, and what works here",
     .main = features_main,

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "output/folded_input.hpp"
 
 namespace tracekit::tools {
@@ -97,7 +97,7 @@ void report_bad(const Input& in) {
 
 }  // namespace
 
-int flamegraph_main(int argc, char** argv) {
+session::Outcome flamegraph_main(int argc, char** argv) {
   output::FlameOptions o;
   std::string title, colors = "hot", minwidth = "0.1";
   bool inverted = false, reverse = false, diff = false, normalize = false;
@@ -186,11 +186,11 @@ int flamegraph_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): a command of the multi-call
+// The tool table's row (session/tool_table.hpp): a command of the multi-call
 // binary, with no symlink.
 namespace tracekit::tools {
 namespace {
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "flamegraph",
     .summary = "folded stacks (-f output) to an interactive flame graph SVG",
     .main = flamegraph_main,

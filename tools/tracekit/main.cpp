@@ -7,19 +7,19 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "cli/version.hpp"
 
 namespace {
 
-using tracekit::cli::Tool;
+using tracekit::session::Tool;
 
 int run(const Tool& e, int argc, char** argv) {
   tracekit::cli::StdoutGuard out(std::string(e.name));
   // A stdout closed at start ("profile 3 >&-"): said at once, exit 1, not
   // after a run whose report has nowhere to go.
   if (tracekit::cli::output_failed()) return out.finish(tracekit::cli::kExitFailure);
-  return out.finish(e.main(argc, argv));
+  return out.finish(tracekit::session::finish(e.name, e.main(argc, argv)));
 }
 
 void list_row(std::ostream& out, std::string_view name, std::string_view summary) {
@@ -31,13 +31,13 @@ void list_row(std::ostream& out, std::string_view name, std::string_view summary
 int list(std::ostream& out) {
   out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
          "  tools:\n";
-  for (const auto& t : tracekit::cli::tools()) {
+  for (const auto& t : tracekit::session::tools()) {
     if (t.command) continue;
     list_row(out, t.name, t.summary);
     for (auto a : t.aliases) list_row(out, a, std::string(t.name) + ", by another name");
   }
   out << "  commands:\n";
-  for (const auto& t : tracekit::cli::tools())
+  for (const auto& t : tracekit::session::tools())
     if (t.command) list_row(out, t.name, t.summary);
   return 0;
 }
@@ -57,7 +57,7 @@ int main(int argc, char** argv) {
   tracekit::cli::install_stop_handlers();
   std::string_view self = argv[0];
   if (auto slash = self.rfind('/'); slash != std::string_view::npos) self.remove_prefix(slash + 1);
-  if (const Tool* t = tracekit::cli::find_tool(self)) return run(*t, argc, argv);
+  if (const Tool* t = tracekit::session::find_tool(self)) return run(*t, argc, argv);
 
   if (argc < 2) return list(std::cerr), 2;
   std::string_view sub = argv[1];
@@ -70,8 +70,8 @@ int main(int argc, char** argv) {
     std::cout << tracekit::cli::version_line("tracekit") << "\n";
     return out.finish(tracekit::cli::kExitOk);
   }
-  if (const Tool* t = tracekit::cli::find_tool(sub)) return run(*t, argc - 1, argv + 1);
-  if (const Tool* c = tracekit::cli::find_command(sub)) return run(*c, argc - 1, argv + 1);
+  if (const Tool* t = tracekit::session::find_tool(sub)) return run(*t, argc - 1, argv + 1);
+  if (const Tool* c = tracekit::session::find_command(sub)) return run(*c, argc - 1, argv + 1);
   std::cerr << "tracekit: unknown tool '" << sub << "'\n";
   list(std::cerr);
   return 2;

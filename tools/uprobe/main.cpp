@@ -7,9 +7,9 @@
 #include <set>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
-#include "cli/tool_table.hpp"
+#include "session/entry.hpp"
+#include "session/tool_table.hpp"
 #include "family/events/tool.hpp"
 #include "kernel/features.hpp"
 #include "probe/definition.hpp"
@@ -31,11 +31,11 @@ Result<std::string> resolve_target(const std::string& target) {
 }
 
 // -l: the target's function names, sorted, once each.
-int list(const std::string& target) {
+session::Outcome list(const std::string& target) {
   auto path = resolve_target(target);
-  if (!path) return cli::fail("uprobe", path.error());
+  if (!path) return path.error();
   auto syms = probe::elf_symbols(*path);
-  if (!syms) return cli::fail("uprobe", syms.error());
+  if (!syms) return syms.error();
   std::set<std::string> names;
   for (const auto& f : syms->functions) names.insert(f.name);
   for (const auto& n : names) std::cout << n << "\n";
@@ -130,7 +130,7 @@ void add_caller(probe::Target& t, events::Options& ev) {
 
 }  // namespace
 
-int uprobe_main(int argc, char** argv) {
+session::Outcome uprobe_main(int argc, char** argv) {
   events::ToolOptions o;
   o.ev.tool = "uprobe";
   o.ev.user_addresses = true;
@@ -167,11 +167,11 @@ int uprobe_main(int argc, char** argv) {
 
   bool entry = false;
   auto t = probe_target(*def, entry);
-  if (!t) return cli::fail("uprobe", t.error());
+  if (!t) return t.error();
   const std::string fetchargs = t->fetchargs;  // as the header shows them
   if (o.ev.user_stacks && entry) add_caller(*t, o.ev);
   auto dir = tracefs::tracing_dir();
-  if (!dir) return cli::fail("uprobe", dir.error());
+  if (!dir) return dir.error();
   auto trace =
       session::TraceSession::create(*dir, "uprobe", {*t}, /*function_tracer=*/false, std::cerr);
   if (!trace) {
@@ -184,7 +184,7 @@ int uprobe_main(int argc, char** argv) {
           "this kernel may take only registers (%ax, %di, ...) as uprobe arguments: "
           "$retval, $stack, @addresses and +offset(...) memory came to uprobe_events in "
           "Linux 3.14 (a return value is %ax on x86-64)";
-    return cli::fail("uprobe", e);
+    return e;
   }
   char where[64];
   std::snprintf(where, sizeof where, ":0x%llx", static_cast<unsigned long long>(t->offset));
@@ -195,12 +195,12 @@ int uprobe_main(int argc, char** argv) {
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "uprobe",
     .summary = "trace a user function (uprobe) and print its events",
     .main = uprobe_main,

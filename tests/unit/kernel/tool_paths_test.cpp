@@ -2,7 +2,7 @@
 // there is taken; otherwise the way closest to working names what is missing.
 #include "kernel/tool_paths.hpp"
 
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 
 #include <gtest/gtest.h>
 
@@ -27,10 +27,10 @@ Features host_with(std::set<F> have) {
 }
 
 const ToolUse& use(std::string_view tool, std::string_view option) {
-  for (const auto& u : cli::tool_uses())
+  for (const auto& u : session::tool_uses())
     if (u.tool == tool && u.option == option) return u;
   ADD_FAILURE() << "no row " << tool << " " << option;
-  return cli::tool_uses().front();
+  return session::tool_uses().front();
 }
 
 TEST(ToolPathsTest, PreferredWayFirstThenFallbacks) {
@@ -152,7 +152,7 @@ TEST(ToolPathsTest, KillsnoopTargetFilterInTheKernelWithTracepoints) {
 }
 
 TEST(ToolPathsTest, EveryRowHasAWayAndEveryWayAPath) {
-  for (const auto& u : cli::tool_uses()) {
+  for (const auto& u : session::tool_uses()) {
     EXPECT_FALSE(u.tool.empty());
     ASSERT_FALSE(u.ways.empty()) << u.tool << " " << u.option;
     for (const auto& w : u.ways) EXPECT_FALSE(w.path.empty()) << u.tool << " " << u.option;

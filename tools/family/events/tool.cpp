@@ -4,7 +4,6 @@
 #include <iostream>
 #include <sstream>
 
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "session/run.hpp"
 #include "util/strings.hpp"
@@ -42,20 +41,19 @@ std::optional<int> SharedOptions::check(bool definition_required) {
   return std::nullopt;
 }
 
-
-int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
+session::Outcome view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
                   const std::string& detail) {
   if (o.view) {
     for (const auto& e : trace.probes().events()) {
       auto format =
           read_file(trace.tracing_dir() + "/events/" + e.system + "/" + e.event + "/format");
-      if (!format) return cli::fail(o.ev.tool, format.error());
+      if (!format) return format.error();
       std::cout << *format;
     }
     return cli::kExitOk;
   }
   auto printer = Printer::start(std::move(trace), o.ev, std::cout, std::cerr);
-  if (!printer) return cli::fail(o.ev.tool, printer.error());
+  if (!printer) return printer.error();
   session::RunOptions r;
   std::ostringstream h;
   if (o.duration)
@@ -68,7 +66,7 @@ int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::
   r.buffered = o.ev.buffered;
   r.prints_events = true;
   r.after_report = "\nEnding tracing...\n";
-  return session::run(*printer, r);
+  return session::started(std::move(printer), r);
 }
 
 }  // namespace tracekit::events

@@ -8,6 +8,7 @@
 
 #include "cli/command.hpp"
 #include "family/events/printer.hpp"
+#include "session/entry.hpp"
 #include "session/trace_session.hpp"
 #include "util/result.hpp"
 
@@ -47,7 +48,7 @@ class SharedOptions {
 // ("(DETAIL)" only when detail is not empty), or "Tracing WHAT for SECS
 // seconds (buffered)..." with -d; then the events, then "Ending tracing...".
 // Returns the exit code (errors are printed, "TOOL: ...").
-int view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
+session::Outcome view_or_trace(session::TraceSession trace, const ToolOptions& o, const std::string& what,
                   const std::string& detail = "");
 
 

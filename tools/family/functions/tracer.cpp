@@ -13,7 +13,6 @@
 #include <sstream>
 
 #include "cli/command.hpp"
-#include "cli/fail.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
 #include "kernel/features.hpp"
@@ -382,18 +381,17 @@ std::string header_line(const Options& o) {
   return h.str();
 }
 
-int trace(const Options& o) {
-  auto fail = [&](const Error& e) { return cli::fail(o.tool, e); };
+session::Outcome trace(const Options& o) {
   auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
+  if (!dir) return dir.error();
   auto& features = kernel::Features::host();
   const kernel::Feature needed =
       o.graph ? kernel::Feature::kFunctionGraph : kernel::Feature::kFunctionTracer;
-  if (!features.has(needed)) return fail(features.missing(needed));
+  if (!features.has(needed)) return features.missing(needed);
   cli::sweep_leftovers(cli::Sweep::kMount);
 
   auto t = Tracer::start(o, *dir, features.has(kernel::Feature::kInstances));
-  if (!t) return fail(t.error());
+  if (!t) return t.error();
   session::RunOptions r;
   r.header = header_line(o);
   if (o.headers && !o.duration) r.header += (*t)->header();
@@ -401,7 +399,7 @@ int trace(const Options& o) {
   r.buffered = o.duration.has_value();
   r.prints_events = true;
   r.after_report = "\nEnding tracing...\n";
-  return session::run(**t, r);
+  return session::started(std::move(t), r);
 }
 
 }  // namespace tracekit::functions

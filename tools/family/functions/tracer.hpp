@@ -34,6 +34,7 @@
 #include "tracefs/top_level.hpp"
 #include "util/fd.hpp"
 #include "util/result.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::functions {
 
@@ -148,9 +149,9 @@ class Tracer : public session::Engine {
   Fd pipe_;
 };
 
-// Checks the kernel has what o needs, sets the tracer up, and runs it (see
-// session::run): the header, the text, "Ending tracing...". Returns the exit
-// code; runtime failures are said on stderr as "TOOL: ...", exit 1.
-int trace(const Options& o);
+// Checks the kernel has what o needs and sets the tracer up, for
+// session::finish to run (session/entry.hpp): the header, the text,
+// "Ending tracing...".
+session::Outcome trace(const Options& o);
 
 }  // namespace tracekit::functions

@@ -18,8 +18,9 @@
 #include <vector>
 
 #include "kernel/tool_paths.hpp"
+#include "session/entry.hpp"
 
-namespace tracekit::cli {
+namespace tracekit::session {
 
 // One option's ways ("" for the tool itself).
 struct Use {
@@ -30,7 +31,8 @@ struct Use {
 struct Tool {
   std::string_view name = {};     // "killsnoop": its symlink, "tracekit killsnoop"
   std::string_view summary = {};  // one line for tracekit's list
-  int (*main)(int argc, char** argv) = nullptr;
+  // Parses the command line, sets the run up (session/entry.hpp).
+  Outcome (*main)(int argc, char** argv) = nullptr;
   std::vector<Use> uses = {};                  // its backends (none: tracefs only)
   std::vector<std::string_view> aliases = {};  // other names, links of their own
   // A command of the multi-call binary ("tracekit features"): no symlink.
@@ -53,4 +55,4 @@ const Tool* find_command(std::string_view name);
 // (kernel::shared_uses(): the perf readers').
 const std::vector<kernel::ToolUse>& tool_uses();
 
-}  // namespace tracekit::cli
+}  // namespace tracekit::session

@@ -1,8 +1,8 @@
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 
 #include <algorithm>
 
-namespace tracekit::cli {
+namespace tracekit::session {
 
 namespace {
 
@@ -59,4 +59,4 @@ const std::vector<kernel::ToolUse>& tool_uses() {
   return uses;
 }
 
-}  // namespace tracekit::cli
+}  // namespace tracekit::session
