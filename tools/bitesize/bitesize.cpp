@@ -14,12 +14,9 @@
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "family/block/event.hpp"
-#include "kernel/features.hpp"
 #include "perf/bucket_counters.hpp"
 #include "session/bucket_histogram.hpp"
-#include "session/run.hpp"
 #include "tracefs/event_format.hpp"
-#include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::bitesize {
@@ -150,10 +147,7 @@ std::string header_line(const Options& o) {
   std::ostringstream h;
   h << "Tracing block I/O size (bytes)";
   if (o.device) h << " of " << *o.device;
-  if (o.duration)
-    h << ", for " << *o.duration << " seconds...\n";
-  else
-    h << ", until Ctrl-C...\n";
+  h << session::histogram_header_end(o.duration);
   return h.str();
 }
 
@@ -166,32 +160,20 @@ int run(const Options& o) {
     if (auto st = block::check_request_queue(dev->dev, *o.device); !st) return fail(st.error());
     also = device_filter(*dev);
   }
-  auto& features = kernel::Features::host();
-  if (!features.has(kernel::Feature::kPerfEvents))
-    return fail(features.missing(kernel::Feature::kPerfEvents));
-  auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
-  auto event = tracefs::EventFormat::load(*dir, std::string(kSystem), std::string(kEvent));
-  if (!event) {
-    Error e = event.error();
-    if (e.err == ENOENT)
-      e.hint = "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints";
-    return fail(e);
-  }
+  auto event =
+      session::counted_event(std::string(kSystem), std::string(kEvent),
+                             "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints");
+  if (!event) return fail(event.error());
   auto field = size_field(*event);
   if (!field) return fail(field.error());
   auto counters = perf::BucketCounters::open(event->id(), bucket_filters(*field, o.buckets, also));
   if (!counters) return fail(counters.error());
-  session::BucketHistogram engine("bitesize", std::move(*counters),
-                                  [&](const std::vector<uint64_t>& counts) {
-                                    return output::bitesize_histogram(o.buckets, counts);
-                                  });
-
-  session::RunOptions r;
-  r.header = header_line(o);
-  r.duration = o.duration;
-  r.before_report = "\n";
-  return session::run(engine, r);
+  return session::run_histogram(
+      "bitesize", std::move(*counters),
+      [&](const std::vector<uint64_t>& counts) {
+        return output::bitesize_histogram(o.buckets, counts);
+      },
+      header_line(o), o.duration);
 }
 
 }  // namespace tracekit::bitesize

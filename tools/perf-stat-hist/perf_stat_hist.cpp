@@ -8,13 +8,11 @@
 
 #include "cli/signals.hpp"
 #include "family/events/tool.hpp"
-#include "kernel/features.hpp"
 #include "perf-stat-hist/render.hpp"
 #include "perf/bucket_counters.hpp"
 #include "session/bucket_histogram.hpp"
 #include "tracefs/event_format.hpp"
 #include "tracefs/filter.hpp"
-#include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::perf_stat_hist {
@@ -112,21 +110,13 @@ std::string header_line(const Options& o) {
     h << ", power-of-" << *o.power << ", max " << o.edges.back();
   else
     h << ", specified buckets";
-  if (o.duration)
-    h << ", for " << *o.duration << " seconds...\n";
-  else
-    h << ", until Ctrl-C...\n";
+  h << session::histogram_header_end(o.duration);
   return h.str();
 }
 
 int run(const Options& o) {
   cli::install_stop_handlers();
-  auto& features = kernel::Features::host();
-  if (!features.has(kernel::Feature::kPerfEvents))
-    return events::fail(kTool, features.missing(kernel::Feature::kPerfEvents));
-  auto dir = tracefs::tracing_dir();
-  if (!dir) return events::fail(kTool, dir.error());
-  auto event = tracefs::EventFormat::load(*dir, o.system, o.event);
+  auto event = session::counted_event(o.system, o.event);
   if (!event) return events::fail(kTool, event.error());
   if (auto ok = check_variable(*event, o.variable, o.edges); !ok)
     return events::fail(kTool, ok.error());
@@ -134,15 +124,12 @@ int run(const Options& o) {
   auto counters = perf::BucketCounters::open(
       event->id(), perf::bucket_filters(o.variable, o.edges, also), o.pid);
   if (!counters) return events::fail(kTool, counters.error());
-  session::BucketHistogram engine(kTool, std::move(*counters),
-                                  [&](const std::vector<uint64_t>& counts) {
-                                    return output::perf_stat_hist_histogram(o.edges, counts);
-                                  });
-  session::RunOptions r;
-  r.header = header_line(o);
-  r.duration = o.duration;
-  r.before_report = "\n";
-  return session::run(engine, r);
+  return session::run_histogram(
+      kTool, std::move(*counters),
+      [&](const std::vector<uint64_t>& counts) {
+        return output::perf_stat_hist_histogram(o.edges, counts);
+      },
+      header_line(o), o.duration);
 }
 
 }  // namespace tracekit::perf_stat_hist
