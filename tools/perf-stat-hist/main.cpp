@@ -19,7 +19,7 @@ int perf_stat_hist_main(int argc, char** argv) {
       .option("m", &max, "max", "max value for power-of (default 1048576)")
       .option("f", &o.filter, "filter", "specify a filter (the kernel's syntax)")
       .option("p", &pid, "PID", "this process only (its threads, and what they start)")
-      .option("n", &o.name, "name", "process name to match (a glob: 'java*')")
+      .option("n", &o.name, "name", "process name to match (or a glob: 'java*')")
       .required("tracepoint", &tracepoint, "category:event, as in available_events")
       .required("variable", &o.variable, "the field of the tracepoint to summarize")
       .positional("seconds", &o.duration, "seconds to trace (default: until Ctrl-C)")
@@ -82,7 +82,9 @@ const cli::RegisterTool kTool{{
             {"-p PID",
              {{"the counters in the process's threads, inherited by what they start",
                {F::kPerfEvents, F::kEventTracing}}}},
-            {"-n name", {{"a kernel filter on comm (a glob)", {F::kPerfEvents, F::kEventTracing}}}},
+            {"-n name",
+             {{"a kernel filter on comm: == a name, ~ a glob",
+               {F::kPerfEvents, F::kEventTracing}}}},
         },
 }};
 }  // namespace

@@ -32,7 +32,7 @@ struct Options {
   std::optional<int64_t> power;    // -P (default 4); nullopt with -b
   std::string filter;              // -f, the kernel's syntax
   std::optional<int> pid;          // -p
-  std::string name;                // -n, a comm glob
+  std::string name;                // -n, a comm or a glob
   std::optional<double> duration;  // seconds
 };
 
@@ -56,7 +56,8 @@ Result<std::pair<std::string, std::string>> split_tracepoint(std::string_view tr
 Status check_variable(const tracefs::EventFormat& event, const std::string& variable,
                       const std::vector<int64_t>& edges);
 
-// -n's kernel filter: comm ~ "NAME" (a glob). Pure; "" for "".
+// -n's kernel filter: comm == "NAME", or comm ~ "NAME" for a glob (with
+// *, ? or [). Pure; "" for "".
 std::string name_filter(const std::string& name);
 
 // perf-tools' header: "Tracing syscalls:sys_enter_read, power-of-4, max

@@ -82,9 +82,11 @@ TEST(PerfStatHistVariable, NumbersOnlyNamedInTheError) {
             "more");
 }
 
-TEST(PerfStatHistFilter, NameIsACommGlob) {
+TEST(PerfStatHistFilter, NameIsACommOrAGlob) {
   EXPECT_EQ(name_filter(""), "");
+  EXPECT_EQ(name_filter("java"), "comm == \"java\"");
   EXPECT_EQ(name_filter("java*"), "comm ~ \"java*\"");
+  EXPECT_EQ(name_filter("kworker/?:1"), "comm ~ \"kworker/?:1\"");
 }
 
 TEST(PerfStatHistHeader, AsPerfToolsSaysIt) {
