@@ -8,19 +8,15 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <memory>
 #include <sstream>
 
-#include "family/block/event.hpp"
+#include "bitesize/render.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
-#include "kernel/features.hpp"
-#include "bitesize/render.hpp"
-#include "perf/counters.hpp"
-#include "session/run.hpp"
+#include "family/block/event.hpp"
+#include "perf/bucket_counters.hpp"
+#include "session/bucket_histogram.hpp"
 #include "tracefs/event_format.hpp"
-#include "tracefs/filter.hpp"
-#include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::bitesize {
@@ -31,42 +27,6 @@ constexpr unsigned kSector = 512;
 
 // An edge in whole sectors (edges are checked to be whole when parsed).
 uint64_t sectors(double kb) { return static_cast<uint64_t>(std::llround(kb * 2)); }
-
-// The counters of the buckets, read at each report.
-class HistogramEngine : public session::Engine {
- public:
-  static Result<std::unique_ptr<HistogramEngine>> start(int event_id,
-                                                        const std::vector<std::string>& filters,
-                                                        std::vector<double> edges_kb) {
-    std::unique_ptr<HistogramEngine> e(new HistogramEngine);
-    e->edges_kb_ = std::move(edges_kb);
-    std::vector<perf::Counted> counted;
-    for (const auto& f : filters) counted.push_back({event_id, f});
-    auto c = perf::Counters::open(counted, {});
-    if (!c) return c.error();
-    e->counters_.emplace(std::move(*c));
-    if (auto s = e->counters_->enable(); !s) return s.error();
-    return e;
-  }
-
-  void poll(int timeout_ms) override { cli::sleep_unless_stopped(timeout_ms); }
-  // The counts at the end of tracing, before the report is printed.
-  void stop() override { final_ = counters_->take(); }
-  void report(std::ostream& out, std::ostream& err) override {
-    Result<std::vector<uint64_t>> counts = final_ ? std::move(*final_) : counters_->take();
-    final_.reset();
-    if (!counts)
-      err << "bitesize: " << counts.error().str() << "\n";
-    else
-      out << output::bitesize_histogram(edges_kb_, *counts);
-  }
-
- private:
-  HistogramEngine() = default;
-  std::vector<double> edges_kb_;
-  std::optional<perf::Counters> counters_;
-  std::optional<Result<std::vector<uint64_t>>> final_;
-};
 
 int fail(const Error& e) {
   if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
@@ -112,15 +72,10 @@ Result<SizeField> size_field(const tracefs::EventFormat& event) {
 
 std::vector<std::string> bucket_filters(const SizeField& field, const std::vector<double>& edges_kb,
                                         const std::string& also) {
-  auto edge = [&](size_t i) { return std::to_string(sectors(edges_kb[i]) * kSector / field.unit); };
-  std::vector<std::string> filters;
-  for (size_t i = 0; i <= edges_kb.size(); ++i) {
-    std::string f;
-    if (i > 0) f = field.name + " >= " + edge(i - 1);
-    if (i < edges_kb.size()) f += (f.empty() ? "" : " && ") + field.name + " < " + edge(i);
-    filters.push_back(tracefs::join_filters(f, also));
-  }
-  return filters;
+  std::vector<int64_t> edges;
+  for (double kb : edges_kb)
+    edges.push_back(static_cast<int64_t>(sectors(kb) * kSector / field.unit));
+  return perf::bucket_filters(field.name, edges, also);
 }
 
 Result<uint32_t> device_number(const std::string& device) {
@@ -192,10 +147,7 @@ std::string header_line(const Options& o) {
   std::ostringstream h;
   h << "Tracing block I/O size (bytes)";
   if (o.device) h << " of " << *o.device;
-  if (o.duration)
-    h << ", for " << *o.duration << " seconds...\n";
-  else
-    h << ", until Ctrl-C...\n";
+  h << session::histogram_header_end(o.duration);
   return h.str();
 }
 
@@ -208,29 +160,20 @@ int run(const Options& o) {
     if (auto st = block::check_request_queue(dev->dev, *o.device); !st) return fail(st.error());
     also = device_filter(*dev);
   }
-  auto& features = kernel::Features::host();
-  if (!features.has(kernel::Feature::kPerfEvents))
-    return fail(features.missing(kernel::Feature::kPerfEvents));
-  auto dir = tracefs::tracing_dir();
-  if (!dir) return fail(dir.error());
-  auto event = tracefs::EventFormat::load(*dir, std::string(kSystem), std::string(kEvent));
-  if (!event) {
-    Error e = event.error();
-    if (e.err == ENOENT)
-      e.hint = "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints";
-    return fail(e);
-  }
+  auto event =
+      session::counted_event(std::string(kSystem), std::string(kEvent),
+                             "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints");
+  if (!event) return fail(event.error());
   auto field = size_field(*event);
   if (!field) return fail(field.error());
-  auto engine =
-      HistogramEngine::start(event->id(), bucket_filters(*field, o.buckets, also), o.buckets);
-  if (!engine) return fail(engine.error());
-
-  session::RunOptions r;
-  r.header = header_line(o);
-  r.duration = o.duration;
-  r.before_report = "\n";
-  return session::run(**engine, r);
+  auto counters = perf::BucketCounters::open(event->id(), bucket_filters(*field, o.buckets, also));
+  if (!counters) return fail(counters.error());
+  return session::run_histogram(
+      "bitesize", std::move(*counters),
+      [&](const std::vector<uint64_t>& counts) {
+        return output::bitesize_histogram(o.buckets, counts);
+      },
+      header_line(o), o.duration);
 }
 
 }  // namespace tracekit::bitesize
