@@ -48,15 +48,14 @@ std::string histogram_header_end(std::optional<double> seconds) {
   return s.str();
 }
 
-int run_histogram(const std::string& tool, perf::BucketCounters counters,
-                  BucketHistogram::Render render, const std::string& header,
-                  std::optional<double> seconds) {
-  BucketHistogram engine(tool, std::move(counters), std::move(render));
+Started histogram_run(const std::string& tool, perf::BucketCounters counters,
+                      BucketHistogram::Render render, const std::string& header,
+                      std::optional<double> seconds) {
   RunOptions r;
   r.header = header;
   r.duration = seconds;
   r.before_report = "\n";
-  return run(engine, r);
+  return Started{std::make_unique<BucketHistogram>(tool, std::move(counters), std::move(render)), r};
 }
 
 }  // namespace tracekit::session

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "perf/bucket_counters.hpp"
+#include "session/entry.hpp"
 #include "session/run.hpp"
 #include "tracefs/event_format.hpp"
 #include "util/result.hpp"
@@ -46,12 +47,11 @@ class BucketHistogram : public Engine {
 // seconds...\n", or ", until Ctrl-C...\n" without. Pure.
 std::string histogram_header_end(std::optional<double> seconds);
 
-// Runs the histogram's counters (open already) as perf-tools' histogram
-// tools run: the header, tracing for seconds (nullopt: until a stop
-// signal), then a blank line and the histogram. Returns the exit code, as
-// session::run.
-int run_histogram(const std::string& tool, perf::BucketCounters counters,
-                  BucketHistogram::Render render, const std::string& header,
-                  std::optional<double> seconds);
+// The histogram's counters (open already) as a run of perf-tools' histogram
+// tools (session/entry.hpp): the header, tracing for seconds (nullopt:
+// until a stop signal), then a blank line and the histogram.
+Started histogram_run(const std::string& tool, perf::BucketCounters counters,
+                      BucketHistogram::Render render, const std::string& header,
+                      std::optional<double> seconds);
 
 }  // namespace tracekit::session

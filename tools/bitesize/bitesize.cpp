@@ -12,7 +12,6 @@
 
 #include "bitesize/render.hpp"
 #include "cli/command.hpp"
-#include "cli/signals.hpp"
 #include "family/block/event.hpp"
 #include "perf/bucket_counters.hpp"
 #include "session/bucket_histogram.hpp"
@@ -27,12 +26,6 @@ constexpr unsigned kSector = 512;
 
 // An edge in whole sectors (edges are checked to be whole when parsed).
 uint64_t sectors(double kb) { return static_cast<uint64_t>(std::llround(kb * 2)); }
-
-int fail(const Error& e) {
-  if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-  std::cerr << "bitesize: " << e.str() << "\n";
-  return cli::kExitFailure;
-}
 
 }  // namespace
 
@@ -151,27 +144,26 @@ std::string header_line(const Options& o) {
   return h.str();
 }
 
-int run(const Options& o) {
-  cli::install_stop_handlers();
+session::Outcome set_up(const Options& o) {
   std::string also;
   if (o.device) {
     auto dev = select_device(*o.device);
-    if (!dev) return fail(dev.error());
-    if (auto st = block::check_request_queue(dev->dev, *o.device); !st) return fail(st.error());
+    if (!dev) return dev.error();
+    if (auto st = block::check_request_queue(dev->dev, *o.device); !st) return st.error();
     also = device_filter(*dev);
   }
   auto event =
       session::counted_event(std::string(kSystem), std::string(kEvent),
                              "CONFIG_BLOCK with CONFIG_EVENT_TRACING brings the block tracepoints");
-  if (!event) return fail(event.error());
+  if (!event) return event.error();
   auto field = size_field(*event);
-  if (!field) return fail(field.error());
+  if (!field) return field.error();
   auto counters = perf::BucketCounters::open(event->id(), bucket_filters(*field, o.buckets, also));
-  if (!counters) return fail(counters.error());
-  return session::run_histogram(
+  if (!counters) return counters.error();
+  return session::histogram_run(
       "bitesize", std::move(*counters),
-      [&](const std::vector<uint64_t>& counts) {
-        return output::bitesize_histogram(o.buckets, counts);
+      [buckets = o.buckets](const std::vector<uint64_t>& counts) {
+        return output::bitesize_histogram(buckets, counts);
       },
       header_line(o), o.duration);
 }

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::tracefs {
 class EventFormat;
@@ -85,7 +86,7 @@ std::string device_filter(const DeviceSelection& d);
 // " until Ctrl-C" without a duration, " of DEVICE" with -d). Pure.
 std::string header_line(const Options& o);
 
-// Runs bitesize; returns the exit code (errors said on stderr).
-int run(const Options& o);
+// Sets the run up (session/entry.hpp): the counters open, one per bucket.
+session::Outcome set_up(const Options& o);
 
 }  // namespace tracekit::bitesize

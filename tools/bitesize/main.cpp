@@ -29,7 +29,7 @@ session::Outcome bitesize_main(int argc, char** argv) {
     o.device = device;
   }
   if (o.duration && !(*o.duration > 0)) return cmd.usage_error("seconds must be positive");
-  return bitesize::run(o);
+  return bitesize::set_up(o);
 }
 
 }  // namespace tracekit::tools

@@ -1,12 +1,12 @@
 // perf-stat-hist: a histogram of a tracepoint's field, counted in the
 // kernel (perf-tools' perf-stat-hist).
 #include "cli/command.hpp"
-#include "cli/tool_table.hpp"
+#include "session/tool_table.hpp"
 #include "perf-stat-hist/perf_stat_hist.hpp"
 
 namespace tracekit::tools {
 
-int perf_stat_hist_main(int argc, char** argv) {
+session::Outcome perf_stat_hist_main(int argc, char** argv) {
   perf_stat_hist::Options o;
   std::string buckets, tracepoint;
   long power = 4, max = 1024 * 1024;
@@ -60,17 +60,17 @@ int perf_stat_hist_main(int argc, char** argv) {
     return cmd.usage_error("-n needs a name, without quotes or backslashes");
   if (cmd.given("f") && o.filter.empty()) return cmd.usage_error("-f needs a filter");
   if (o.duration && !(*o.duration > 0)) return cmd.usage_error("seconds must be positive");
-  return perf_stat_hist::run(o);
+  return perf_stat_hist::set_up(o);
 }
 
 }  // namespace tracekit::tools
 
-// The tool table's row (cli/tool_table.hpp): its name, summary, entry
+// The tool table's row (session/tool_table.hpp): its name, summary, entry
 // point and backends.
 namespace tracekit::tools {
 namespace {
 using F = kernel::Feature;
-const cli::RegisterTool kTool{{
+const session::RegisterTool kTool{{
     .name = "perf-stat-hist",
     .summary = "histogram of a tracepoint's field, counted in the kernel",
     .main = perf_stat_hist_main,

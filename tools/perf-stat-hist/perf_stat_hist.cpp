@@ -6,8 +6,6 @@
 #include <limits>
 #include <sstream>
 
-#include "cli/signals.hpp"
-#include "family/events/tool.hpp"
 #include "perf-stat-hist/render.hpp"
 #include "perf/bucket_counters.hpp"
 #include "session/bucket_histogram.hpp"
@@ -116,12 +114,11 @@ std::string header_line(const Options& o) {
   return h.str();
 }
 
-int run(const Options& o) {
-  cli::install_stop_handlers();
+session::Outcome set_up(const Options& o) {
   auto event = session::counted_event(o.system, o.event);
-  if (!event) return events::fail(kTool, event.error());
+  if (!event) return event.error();
   if (auto ok = check_variable(*event, o.variable, o.edges); !ok)
-    return events::fail(kTool, ok.error());
+    return ok.error();
   const std::string also = tracefs::join_filters(o.filter, name_filter(o.name));
   auto counters = perf::BucketCounters::open(
       event->id(), perf::bucket_filters(o.variable, o.edges, also), o.pid);
@@ -132,12 +129,12 @@ int run(const Options& o) {
       e.hint =
           "this kernel's filters may not take comm (3.10 does not), or a glob on it (4.4 "
           "does not: give a whole name)";
-    return events::fail(kTool, e);
+    return e;
   }
-  return session::run_histogram(
+  return session::histogram_run(
       kTool, std::move(*counters),
-      [&](const std::vector<uint64_t>& counts) {
-        return output::perf_stat_hist_histogram(o.edges, counts);
+      [edges = o.edges](const std::vector<uint64_t>& counts) {
+        return output::perf_stat_hist_histogram(edges, counts);
       },
       header_line(o), o.duration);
 }

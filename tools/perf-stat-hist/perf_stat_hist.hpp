@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "util/result.hpp"
+#include "session/entry.hpp"
 
 namespace tracekit::tracefs {
 class EventFormat;
@@ -67,7 +68,7 @@ std::string name_filter(const std::string& name);
 // with -n). max is the last edge. Pure.
 std::string header_line(const Options& o);
 
-// Runs perf-stat-hist; returns the exit code (errors said on stderr).
-int run(const Options& o);
+// Sets the run up (session/entry.hpp): the counters open, one per bucket.
+session::Outcome set_up(const Options& o);
 
 }  // namespace tracekit::perf_stat_hist
