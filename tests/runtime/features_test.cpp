@@ -9,7 +9,7 @@
 #include <string>
 
 #include "harness.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::testing {

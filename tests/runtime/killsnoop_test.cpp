@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "harness.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 
 namespace tracekit::testing {
 namespace {

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "harness.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 
 namespace tracekit::testing {
 namespace {

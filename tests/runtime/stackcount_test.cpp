@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "harness.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "kernel/features.hpp"
 
 namespace tracekit::testing {

@@ -14,7 +14,7 @@
 #include <sstream>
 
 #include "harness.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
 #include "tracefs/tracing_dir.hpp"
