@@ -11,7 +11,7 @@
 
 #include "aggregate/stack_counts.hpp"
 #include "report/files.hpp"
-#include "report/mappings.hpp"
+#include "report/mapping_table.hpp"
 #include "report/report.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
