@@ -415,14 +415,6 @@ TEST(OutputSortTest, Empty) {
 namespace tracekit::output {
 namespace {
 
-// The report model that these renderers print.
-using report::Frame;
-using report::FrameTable;
-using report::Record;
-using report::Stack;
-using report::StackState;
-using report::Style;
-
 Record rec(std::string comm, uint64_t addr, std::string name, uint64_t value) {
   Record r;
   r.comm = std::move(comm);
@@ -509,14 +501,6 @@ TEST(OutputMergeTest, StatesAreNotMixedUp) {
 
 namespace tracekit::output {
 namespace {
-
-// The report model that these renderers print.
-using report::Frame;
-using report::FrameTable;
-using report::Record;
-using report::Stack;
-using report::StackState;
-using report::Style;
 
 TEST(OutputStackcountStyleTest, BracketedProcessLine) {
   Record r;
