@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "harness.hpp"
 #include "feature_table/feature_table.hpp"
+#include "harness.hpp"
 
 namespace tracekit::testing {
 namespace {

@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "harness.hpp"
 #include "feature_table/feature_table.hpp"
+#include "harness.hpp"
 
 namespace tracekit::testing {
 namespace {

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
-#include "harness.hpp"
 #include "feature_table/feature_table.hpp"
+#include "harness.hpp"
 #include "kernel/features.hpp"
 
 namespace tracekit::testing {

@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
-#include "harness.hpp"
 #include "feature_table/feature_table.hpp"
+#include "harness.hpp"
 
 namespace tracekit::testing {
 namespace {

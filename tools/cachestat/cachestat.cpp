@@ -12,13 +12,13 @@
 #include <map>
 #include <sstream>
 
+#include "cachestat/render.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
-#include "session/counting.hpp"
 #include "kernel/features.hpp"
-#include "cachestat/render.hpp"
 #include "probe/spec.hpp"
+#include "session/counting.hpp"
 #include "session/run.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"

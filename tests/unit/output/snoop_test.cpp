@@ -9,8 +9,8 @@ namespace {
 
 TEST(OutputSnoopTest, SeedFormat) {
   std::vector<report::Frame> frames{{0xffffffff81280461, "ext4_sync_fs", 0x11},
-                            {0xffffffff811ed7f9, "iterate_supers", 0x49},
-                            {0xffffffff8121ba25, "", 0}};
+                                    {0xffffffff811ed7f9, "iterate_supers", 0x49},
+                                    {0xffffffff8121ba25, "", 0}};
   SnoopEvent e{42005194132250004ull, "sync", 22352, 1, &frames};
   std::ostringstream plain;
   snoop_header(plain, false);
