@@ -98,7 +98,7 @@ LIBTRACEKIT  := $(BUILD)/libtracekit.a
 MULTICALL    := $(BUILD)/bin/tracekit
 TOOL_LINKS   := $(TOOLS:%=$(BUILD)/bin/%)
 
-.PHONY: all deps deps-check check check-unit check-runtime check-vm check-browser bench demo install clean tests workloads
+.PHONY: all deps deps-check check check-unit check-layers check-runtime check-vm check-browser bench demo install clean tests workloads
 
 all: $(MULTICALL) $(TOOL_LINKS)
 
@@ -227,6 +227,10 @@ tests: all workloads $(SHIMS) $(BUILD)/tests/unit_tests $(BUILD)/tests/runtime_t
 
 check-unit: $(BUILD)/tests/unit_tests
 	$(Q)scripts/check unit
+
+# No include runs back up (lib/LAYERS); also part of check-unit.
+check-layers:
+	$(Q)scripts/check-layers
 
 check-runtime: tests
 	$(Q)REPEAT=$(REPEAT) scripts/check runtime

@@ -1,4 +1,4 @@
-// The kernel features the tools use (kernel/feature.hpp), found on this host
+// The kernel features the tools use (feature_table/feature_table.hpp), found on this host
 // by probing, never by version number.
 //
 // Features::host() probes lazily: a feature is probed the first time it is
@@ -15,7 +15,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "util/result.hpp"
 
 namespace tracekit::kernel {

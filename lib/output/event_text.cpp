@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "session/saved_comms.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
 #include "syscalls/raw.hpp"
@@ -149,7 +150,8 @@ std::string_view EventText::comm(int pid) {
   if (last_comm_ && pid == last_pid_) return *last_comm_;
   auto it = comms_.find(pid);
   if (it == comms_.end())
-    it = comms_.emplace(pid, comm_of_ ? printable(comm_of_(pid)) : std::string(kUnknownComm))
+    it = comms_
+             .emplace(pid, comm_of_ ? printable(comm_of_(pid)) : std::string(session::kUnknownComm))
              .first;
   last_pid_ = pid;
   last_comm_ = &it->second;  // a node's: stays where it is as the table grows
@@ -417,31 +419,6 @@ void EventText::print_user_stack(std::string& out, const ftrace::Event& e,
     out += addr;
     out += '\n';
   }
-}
-
-std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text) {
-  // The kernel prints "%d %s\n" per task, the comm raw: a comm holding a
-  // newline (prctl(PR_SET_NAME) takes any byte but NUL) goes on over the
-  // next line. A line that is not "PID COMM" continues the comm before it
-  // when the two still fit in a comm (TASK_COMM_LEN - 1 bytes); other lines
-  // are dropped.
-  constexpr size_t kMaxComm = 15;
-  std::unordered_map<int, std::string> m;
-  std::string* last = nullptr;
-  for (auto line : split(text, '\n')) {
-    auto sp = line.find(' ');
-    auto pid = sp == std::string_view::npos ? std::nullopt : parse_int<int>(line.substr(0, sp));
-    if (pid) {
-      last = &m[*pid];
-      *last = std::string(line.substr(sp + 1));
-    } else if (last && !line.empty() && last->size() + 1 + line.size() <= kMaxComm) {
-      *last += '\n';
-      *last += line;
-    } else {
-      last = nullptr;
-    }
-  }
-  return m;
 }
 
 }  // namespace tracekit::output

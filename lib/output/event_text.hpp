@@ -147,12 +147,4 @@ std::string symbolize_probe_ip(std::string text, const symbols::KernelSymbols& k
 // The same for a uprobe's or uretprobe's: "(0x5583...)", "(0xRET_IP <- 0xFUNC)".
 std::string user_probe_ip(std::string text);
 
-// What the kernel's trace file calls a task it has no saved comm for.
-inline constexpr std::string_view kUnknownComm = "<...>";
-
-// The pid -> comm table of a tracing directory's saved_cmdlines text
-// ("1234 bash" lines; a comm with a newline goes on over the next line).
-// Pure.
-std::unordered_map<int, std::string> parse_saved_cmdlines(std::string_view text);
-
 }  // namespace tracekit::output

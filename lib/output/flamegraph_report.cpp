@@ -16,7 +16,7 @@ std::string flamegraph_title(const report::Report& r) {
 
 std::string flamegraph_subtitle(const report::Report& r) {
   uint64_t total = 0;
-  for (const Record& rec : r.records) total += rec.value;
+  for (const report::Record& rec : r.records) total += rec.value;
   std::string s =
       svg::grouped(total) + " " +
       (r.unit == report::Unit::kMicroseconds ? "\xc2\xb5s off-CPU" : report::unit_name(r.unit));
@@ -45,12 +45,12 @@ FlameStats write_flamegraph(std::ostream& out, const report::Report& r) {
   // than the rest of the rendering.
   FlameGraph graph;
   size_t all_frames = 0;  // at most: comm, "-", each side's frames or its marker
-  for (const Record& rec : r.records) all_frames += 4 + rec.user.size + rec.kernel.size;
+  for (const report::Record& rec : r.records) all_frames += 4 + rec.user.size + rec.kernel.size;
   graph.reserve(r.records.size(), all_frames);
   std::vector<FlameFrame> frames;
   std::string text;
   std::vector<FoldedSpan> spans;
-  for (const Record& rec : r.records) {
+  for (const report::Record& rec : r.records) {
     folded_frames(rec, r.frames, r.style, text, spans);
     frames.clear();
     for (const FoldedSpan& s : spans)

@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "output/stack_report.hpp"
 #include "util/json.hpp"
 
 namespace tracekit::output {
@@ -54,7 +55,8 @@ std::string hex(uint64_t v) {
 }
 
 // The frame texts, the last tie-break of the order.
-std::vector<std::string> texts(const Record& r, const FrameTable& frames, const Style& style) {
+std::vector<std::string> texts(const report::Record& r, const report::FrameTable& frames,
+                               const report::Style& style) {
   std::vector<std::string> out;
   for (const FoldedFrame& f : folded_frames(r, frames, style)) out.push_back(f.text);
   return out;
@@ -62,28 +64,28 @@ std::vector<std::string> texts(const Record& r, const FrameTable& frames, const 
 
 // Kernel then user addresses, leaf first: the last tie-break of which record
 // shows a merged stack.
-std::vector<uint64_t> addresses(const Record& r, const FrameTable& frames) {
+std::vector<uint64_t> addresses(const report::Record& r, const report::FrameTable& frames) {
   std::vector<uint64_t> out;
-  for (const Frame& f : frames.frames(r.kernel)) out.push_back(f.addr);
+  for (const report::Frame& f : frames.frames(r.kernel)) out.push_back(f.addr);
   out.push_back(0);  // kernel {a} and user {} differ from kernel {} and user {a}
-  for (const Frame& f : frames.frames(r.user)) out.push_back(f.addr);
+  for (const report::Frame& f : frames.frames(r.user)) out.push_back(f.addr);
   return out;
 }
 
-void write_side(std::string& text, const Stack& side, const report::Report& r) {
+void write_side(std::string& text, const report::Stack& side, const report::Report& r) {
   switch (side.state) {
-    case StackState::kAbsent:
+    case report::StackState::kAbsent:
       text += "null";
       return;
-    case StackState::kMissed:
+    case report::StackState::kMissed:
       text += "{\"missed\": true, \"frames\": []}";
       return;
-    case StackState::kPresent:
+    case report::StackState::kPresent:
       break;
   }
   text += "{\n        \"missed\": false,\n        \"frames\": [";
   bool first = true;
-  for (const Frame& f : r.frames.frames(side)) {
+  for (const report::Frame& f : r.frames.frames(side)) {
     text += first ? "\n          {\"name\": " : ",\n          {\"name\": ";
     first = false;
     if (f.name.empty())
@@ -109,8 +111,8 @@ void write_json(std::ostream& out, const report::Report& r) {
   // Largest first before merging, so that each merged stack shows the
   // addresses of its largest record (the lowest ones among equals) whatever
   // order the records came in.
-  std::vector<Record> records = r.records;
-  std::sort(records.begin(), records.end(), [&r](const Record& a, const Record& b) {
+  std::vector<report::Record> records = r.records;
+  std::sort(records.begin(), records.end(), [&r](const report::Record& a, const report::Record& b) {
     if (a.value != b.value) return a.value > b.value;
     return std::tie(a.pid, a.comm) < std::tie(b.pid, b.comm) ||
            (std::tie(a.pid, a.comm) == std::tie(b.pid, b.comm) &&
@@ -118,13 +120,13 @@ void write_json(std::ostream& out, const report::Report& r) {
   });
   merge_same_text(records, r.frames, r.style);
   struct Entry {
-    const Record* record;
+    const report::Record* record;
     std::vector<std::string> texts;
   };
   std::vector<Entry> entries;
   entries.reserve(records.size());
   uint64_t total = 0;
-  for (const Record& rec : records) {
+  for (const report::Record& rec : records) {
     entries.push_back({&rec, texts(rec, r.frames, r.style)});
     total += rec.value;
   }
@@ -156,7 +158,7 @@ void write_json(std::ostream& out, const report::Report& r) {
   text += "  \"stacks\": [";
   bool first = true;
   for (const Entry& e : entries) {
-    const Record& rec = *e.record;
+    const report::Record& rec = *e.record;
     text += first ? "\n    {\n" : ",\n    {\n";
     first = false;
     text += "      \"pid\": " + std::to_string(rec.pid) + ",\n";

@@ -46,7 +46,7 @@ class Builder {
 
   // The location of f; leaf: f.addr is where the thread was, else a return
   // address.
-  uint64_t location(const Frame& f, bool leaf) {
+  uint64_t location(const report::Frame& f, bool leaf) {
     int32_t m = f.mapping >= 0 && static_cast<size_t>(f.mapping) < r_.mappings.size() ? f.mapping
                                                                                       : -1;
     uint64_t addr = leaf || f.addr == 0 ? f.addr : f.addr - 1;
@@ -77,12 +77,12 @@ class Builder {
     return it->second;
   }
 
-  void side(pprof::Sample* s, const Stack& st, const std::string& marker) {
-    if (st.state == StackState::kMissed) {
+  void side(pprof::Sample* s, const report::Stack& st, const std::string& marker) {
+    if (st.state == report::StackState::kMissed) {
       s->add_location_id(missed(marker));
       return;
     }
-    std::span<const FrameTable::Id> ids = r_.frames.ids(st);
+    std::span<const report::FrameTable::Id> ids = r_.frames.ids(st);
     for (size_t i = 0; i < ids.size(); ++i) s->add_location_id(location(r_.frames[ids[i]], i == 0));
   }
 
@@ -93,7 +93,7 @@ class Builder {
   }
 
   // Appends rec's sample to samples_, as the profile's field 2.
-  void sample(const Record& rec) {
+  void sample(const report::Record& rec) {
     pprof::Sample* s = &sample_;
     s->Clear();
     side(s, rec.kernel, r_.style.missed_kernel);
@@ -113,8 +113,8 @@ class Builder {
       l->set_num(rec.pid);
     }
     if (!rec.comm.empty()) label(s, "comm", rec.comm);
-    bool k = rec.kernel.state != StackState::kAbsent;
-    bool u = rec.user.state != StackState::kAbsent;
+    bool k = rec.kernel.state != report::StackState::kAbsent;
+    bool u = rec.user.state != report::StackState::kAbsent;
     if (k || u) label(s, "stack", k && u ? "kernel+user" : k ? "kernel" : "user");
     samples_ += '\x12';  // field 2, length-delimited
     for (size_t n = s->ByteSizeLong();; n >>= 7) {
@@ -142,7 +142,7 @@ class Builder {
         break;
       case report::Unit::kEvents: value_type(types_.add_sample_type(), "events", "count"); break;
     }
-    for (const Record& rec : r_.records) sample(rec);
+    for (const report::Record& rec : r_.records) sample(rec);
     for (size_t i = 0; i < r_.mappings.size(); ++i) {
       const report::Mapping& m = r_.mappings[i];
       pprof::Mapping* pm = p_.add_mapping();

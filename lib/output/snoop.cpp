@@ -31,10 +31,10 @@ void snoop_event(std::ostream& out, const SnoopEvent& e, bool verbose, bool offs
   }
   out << prefix << "\n";
   if (!e.frames) return;
-  Style style;
+  report::Style style;
   style.offsets = offsets;
   for (size_t i = 0; i < e.frames->size(); ++i) {
-    const Frame& f = (*e.frames)[i];
+    const report::Frame& f = (*e.frames)[i];
     char reg[32];
     if (i == 0)
       std::snprintf(reg, sizeof reg, "ip: %" PRIx64 " ", f.addr);

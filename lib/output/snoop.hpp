@@ -23,7 +23,7 @@ struct SnoopEvent {
   std::string_view comm;
   int pid = 0;
   int cpu = 0;
-  const std::vector<Frame>* frames = nullptr;  // leaf first
+  const std::vector<report::Frame>* frames = nullptr;  // leaf first
 };
 
 void snoop_header(std::ostream& out, bool verbose);

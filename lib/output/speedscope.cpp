@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "output/stack_report.hpp"
 #include "util/json.hpp"
 
 namespace tracekit::output {
@@ -48,11 +49,11 @@ std::pair<const char*, uint64_t> weight_unit(const report::Report& r) {
 void write_speedscope(std::ostream& out, const report::Report& r) {
   auto [unit, scale] = weight_unit(r);
 
-  std::vector<Record> records = r.records;
+  std::vector<report::Record> records = r.records;
   merge_same_text(records, r.frames, r.style);
   std::vector<Sample> samples;
   samples.reserve(records.size());
-  for (const Record& rec : records) {
+  for (const report::Record& rec : records) {
     Sample s;
     for (const FoldedFrame& f : folded_frames(rec, r.frames, r.style))
       s.stack.emplace_back(f.text, file_of(f, r));

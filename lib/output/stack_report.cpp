@@ -30,23 +30,24 @@ namespace tracekit::output {
 
 namespace {
 
-bool both_present(const Record& r) {
-  return r.kernel.state == StackState::kPresent && r.user.state == StackState::kPresent;
+bool both_present(const report::Record& r) {
+  return r.kernel.state == report::StackState::kPresent &&
+         r.user.state == report::StackState::kPresent;
 }
 
 // Appends one side's lines to text.
-void write_side(std::string& text, const Stack& stack, const FrameTable& frames, bool kernel,
-                const Style& style, const std::string& pad) {
+void write_side(std::string& text, const report::Stack& stack, const report::FrameTable& frames,
+                bool kernel, const report::Style& style, const std::string& pad) {
   switch (stack.state) {
-    case StackState::kAbsent:
+    case report::StackState::kAbsent:
       return;
-    case StackState::kMissed:
+    case report::StackState::kMissed:
       text += pad;
       text += kernel ? style.missed_kernel : style.missed_user;
       text += '\n';
       return;
-    case StackState::kPresent:
-      for (const Frame& f : frames.frames(stack)) {
+    case report::StackState::kPresent:
+      for (const report::Frame& f : frames.frames(stack)) {
         text += pad;
         if (style.addresses) {
           char addr[32];
@@ -61,21 +62,21 @@ void write_side(std::string& text, const Stack& stack, const FrameTable& frames,
 }
 
 // Appends one side, root first.
-void fold_side(std::string& text, std::vector<FoldedSpan>& spans, const Stack& stack,
-               const FrameTable& frames, bool kernel, const Style& style) {
+void fold_side(std::string& text, std::vector<FoldedSpan>& spans, const report::Stack& stack,
+               const report::FrameTable& frames, bool kernel, const report::Style& style) {
   FrameKind kind = kernel ? FrameKind::kKernel : FrameKind::kUser;
   auto at = [&] { return static_cast<uint32_t>(text.size()); };
   switch (stack.state) {
-    case StackState::kAbsent:
+    case report::StackState::kAbsent:
       return;
-    case StackState::kMissed: {
+    case report::StackState::kMissed: {
       uint32_t from = at();
       append_printable(text, kernel ? style.missed_kernel : style.missed_user);
       spans.push_back({from, at() - from, kind, nullptr});
       return;
     }
-    case StackState::kPresent:
-      for (const Frame& f : frames.frames(stack) | std::views::reverse) {
+    case report::StackState::kPresent:
+      for (const report::Frame& f : frames.frames(stack) | std::views::reverse) {
         uint32_t from = at();
         append_frame_text(text, f, kernel, style);
         spans.push_back({from, at() - from, kind, &f});
@@ -86,14 +87,8 @@ void fold_side(std::string& text, std::vector<FoldedSpan>& spans, const Stack& s
 
 }  // namespace
 
-Stack FrameTable::stack(std::vector<Frame> frames) {
-  std::vector<Id> ids;
-  ids.reserve(frames.size());
-  for (Frame& f : frames) ids.push_back(add(std::move(f)));
-  return stack(ids);
-}
-
-void append_frame_text(std::string& out, const Frame& f, bool kernel, const Style& style) {
+void append_frame_text(std::string& out, const report::Frame& f, bool kernel,
+                       const report::Style& style) {
   if (f.name.empty()) {
     out += "[unknown]";
   } else {
@@ -109,7 +104,7 @@ void append_frame_text(std::string& out, const Frame& f, bool kernel, const Styl
   if (kernel && style.annotate_kernel) out += "_[k]";
 }
 
-std::string frame_text(const Frame& f, bool kernel, const Style& style) {
+std::string frame_text(const report::Frame& f, bool kernel, const report::Style& style) {
   std::string s;
   append_frame_text(s, f, kernel, style);
   return s;
@@ -134,13 +129,13 @@ uint64_t hash_word(uint64_t h, uint64_t v) {
   return h * 0x100000001b3ULL;
 }
 
-std::string_view shown_name(const Frame& f) {
+std::string_view shown_name(const report::Frame& f) {
   return f.name.empty() ? std::string_view("[unknown]") : std::string_view(f.name);
 }
 
 // A frame's text as printed, hashed: the same for frames that print the
 // same. Computed once per frame of the table, not once per stack holding it.
-uint64_t frame_hash(const Frame& f, const Style& style) {
+uint64_t frame_hash(const report::Frame& f, const report::Style& style) {
   uint64_t h = hash_text(0xcbf29ce484222325ULL, shown_name(f));
   if (style.offsets && !f.name.empty()) h = hash_word(h, f.offset);
   if (style.addresses) h = hash_word(h, f.addr);
@@ -148,13 +143,13 @@ uint64_t frame_hash(const Frame& f, const Style& style) {
 }
 
 // frame_hashes: frame_hash() of each frame of the table, by id.
-uint64_t text_hash(const Record& r, const FrameTable& frames,
+uint64_t text_hash(const report::Record& r, const report::FrameTable& frames,
                    const std::vector<uint64_t>& frame_hashes) {
   uint64_t h = hash_text(0xcbf29ce484222325ULL, r.comm);
   h = hash_word(h, static_cast<uint64_t>(r.pid));
-  for (const Stack* side : {&r.kernel, &r.user}) {
+  for (const report::Stack* side : {&r.kernel, &r.user}) {
     h = hash_word(h, static_cast<uint64_t>(side->state) + 16 * side->size);
-    for (FrameTable::Id id : frames.ids(*side)) h = hash_word(h, frame_hashes[id]);
+    for (report::FrameTable::Id id : frames.ids(*side)) h = hash_word(h, frame_hashes[id]);
   }
   return h;
 }
@@ -165,17 +160,18 @@ bool same_printed(std::string_view a, std::string_view b) {
 }
 
 // Whether a and b print the same text under style (their values aside).
-bool same_text(const Record& a, const Record& b, const FrameTable& frames, const Style& style) {
+bool same_text(const report::Record& a, const report::Record& b, const report::FrameTable& frames,
+               const report::Style& style) {
   if (a.pid != b.pid || !same_printed(a.comm, b.comm)) return false;
-  const Stack* sa[] = {&a.kernel, &a.user};
-  const Stack* sb[] = {&b.kernel, &b.user};
+  const report::Stack* sa[] = {&a.kernel, &a.user};
+  const report::Stack* sb[] = {&b.kernel, &b.user};
   for (int k = 0; k < 2; ++k) {
     if (sa[k]->state != sb[k]->state || sa[k]->size != sb[k]->size) return false;
-    std::span<const FrameTable::Id> ia = frames.ids(*sa[k]), ib = frames.ids(*sb[k]);
+    std::span<const report::FrameTable::Id> ia = frames.ids(*sa[k]), ib = frames.ids(*sb[k]);
     for (size_t i = 0; i < ia.size(); ++i) {
       if (ia[i] == ib[i]) continue;  // the same frame prints the same
-      const Frame& x = frames[ia[i]];
-      const Frame& y = frames[ib[i]];
+      const report::Frame& x = frames[ia[i]];
+      const report::Frame& y = frames[ib[i]];
       if (style.addresses && x.addr != y.addr) return false;
       if (!same_printed(shown_name(x), shown_name(y))) return false;
       // An offset prints after a resolved name only ("[unknown]" has none).
@@ -189,7 +185,8 @@ bool same_text(const Record& a, const Record& b, const FrameTable& frames, const
 
 }  // namespace
 
-void merge_same_text(std::vector<Record>& records, const FrameTable& frames, const Style& style) {
+void merge_same_text(std::vector<report::Record>& records, const report::FrameTable& frames,
+                     const report::Style& style) {
   // hash -> the first kept record with it; others with the same hash chain
   // through next (by kept index).
   constexpr uint32_t kEnd = UINT32_MAX;
@@ -198,11 +195,11 @@ void merge_same_text(std::vector<Record>& records, const FrameTable& frames, con
   std::vector<uint32_t> next;
   next.reserve(records.size());
   std::vector<uint64_t> frame_hashes(frames.size());
-  for (FrameTable::Id id = 0; id < frames.size(); ++id)
+  for (report::FrameTable::Id id = 0; id < frames.size(); ++id)
     frame_hashes[id] = frame_hash(frames[id], style);
   size_t kept = 0;
   for (size_t i = 0; i < records.size(); ++i) {
-    Record& r = records[i];
+    report::Record& r = records[i];
     auto [it, added] =
         first.try_emplace(text_hash(r, frames, frame_hashes), static_cast<uint32_t>(kept));
     if (!added) {
@@ -222,13 +219,14 @@ void merge_same_text(std::vector<Record>& records, const FrameTable& frames, con
   records.resize(kept);
 }
 
-void sort_by_value(std::vector<Record>& records) {
-  std::stable_sort(records.begin(), records.end(),
-                   [](const Record& a, const Record& b) { return a.value < b.value; });
+void sort_by_value(std::vector<report::Record>& records) {
+  std::stable_sort(
+      records.begin(), records.end(),
+      [](const report::Record& a, const report::Record& b) { return a.value < b.value; });
 }
 
-void render_multiline(std::ostream& out, const std::vector<Record>& records,
-                      const FrameTable& frames, const Style& style) {
+void render_multiline(std::ostream& out, const std::vector<report::Record>& records,
+                      const report::FrameTable& frames, const report::Style& style) {
   const std::string pad(std::max(style.frame_indent, 0), ' ');
   // bcc puts the value at twice the frame indent: 8 under profile's 4-space
   // frames, 4 under stackcount's 2-space ones.
@@ -236,7 +234,7 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records,
   // One write per record: a stream insertion per piece cost more than
   // making the text.
   std::string text;
-  for (const Record& r : records) {
+  for (const report::Record& r : records) {
     text.clear();
     write_side(text, r.kernel, frames, true, style, pad);
     // bcc prints "    --" in every tool, whatever its frame indent.
@@ -254,8 +252,8 @@ void render_multiline(std::ostream& out, const std::vector<Record>& records,
   }
 }
 
-void folded_frames(const Record& r, const FrameTable& frames, const Style& style, std::string& text,
-                   std::vector<FoldedSpan>& spans) {
+void folded_frames(const report::Record& r, const report::FrameTable& frames,
+                   const report::Style& style, std::string& text, std::vector<FoldedSpan>& spans) {
   text.clear();
   spans.clear();
   if (style.folded_comm) {
@@ -270,8 +268,8 @@ void folded_frames(const Record& r, const FrameTable& frames, const Style& style
   fold_side(text, spans, r.kernel, frames, true, style);
 }
 
-std::vector<FoldedFrame> folded_frames(const Record& r, const FrameTable& frames,
-                                       const Style& style) {
+std::vector<FoldedFrame> folded_frames(const report::Record& r, const report::FrameTable& frames,
+                                       const report::Style& style) {
   std::string text;
   std::vector<FoldedSpan> spans;
   folded_frames(r, frames, style, text, spans);
@@ -281,11 +279,11 @@ std::vector<FoldedFrame> folded_frames(const Record& r, const FrameTable& frames
   return parts;
 }
 
-void render_folded(std::ostream& out, const std::vector<Record>& records, const FrameTable& frames,
-                   const Style& style) {
+void render_folded(std::ostream& out, const std::vector<report::Record>& records,
+                   const report::FrameTable& frames, const report::Style& style) {
   std::string line, text;
   std::vector<FoldedSpan> spans;
-  for (const Record& r : records) {
+  for (const report::Record& r : records) {
     folded_frames(r, frames, style, text, spans);
     line.clear();
     for (const FoldedSpan& s : spans) {

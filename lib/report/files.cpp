@@ -3,9 +3,8 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <unistd.h>
-
 #include <time.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -17,10 +16,6 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "util/safe_file.hpp"
-#include "output/flamegraph.hpp"
-#include "output/json_report.hpp"
-#include "output/pprof.hpp"
-#include "output/speedscope.hpp"
 
 namespace tracekit::report {
 
@@ -28,18 +23,6 @@ namespace {
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
-// Why a -o file cannot be written, as the tools say it: the message
-// (unless it only says "cannot open"), errno's text and the hint.
-// A directory on the way that is missing is named ("/tmp/x: No such file
-// or directory").
-std::string why_not(const Error& e, const std::string& path) {
-  std::string why = e.message == "cannot open" ? "" : e.message;
-  if (why.empty() && !e.path.empty() && e.path != path) why = e.path;
-  if (e.err) why += (why.empty() ? "" : ": ") + std::string(std::strerror(e.err));
-  if (!e.hint.empty()) why += " (" + e.hint + ")";
-  return why;
 }
 
 bool shell_safe(std::string_view s) {
@@ -64,28 +47,15 @@ std::string quoted(std::string_view s) {
   return q + "'";
 }
 
-std::string human_size(uint64_t bytes) {
-  char buf[32];
-  if (bytes < 10 * 1024)
-    std::snprintf(buf, sizeof buf, "%llu bytes", static_cast<unsigned long long>(bytes));
-  else if (bytes < 10 * 1024 * 1024)
-    std::snprintf(buf, sizeof buf, "%llu KiB", static_cast<unsigned long long>(bytes / 1024));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
-  return buf;
-}
-
-// The records as the text formats print them: merged by text, biggest last.
-std::vector<output::Record> text_records(const Report& r, const output::Style& style) {
-  std::vector<output::Record> records = r.records;
-  output::merge_same_text(records, r.frames, style);
-  output::sort_by_value(records);
-  return records;
-}
-
-std::string stacks_note(size_t n) { return std::to_string(n) + (n == 1 ? " stack" : " stacks"); }
-
 }  // namespace
+
+std::string why_not_written(const Error& e, const std::string& path) {
+  std::string why = e.message == "cannot open" ? "" : e.message;
+  if (why.empty() && !e.path.empty() && e.path != path) why = e.path;
+  if (e.err) why += (why.empty() ? "" : ": ") + std::string(std::strerror(e.err));
+  if (!e.hint.empty()) why += " (" + e.hint + ")";
+  return why;
+}
 
 std::optional<Format> format_named(std::string_view name) {
   if (name == "svg") return Format::kSvg;
@@ -161,7 +131,8 @@ std::optional<int> OutputArgs::resolve(const cli::Command& cmd, int argc, char**
                              ".folded .txt): add --format");
     // Not a usage error: the command line is right, the file system says no.
     if (auto ok = OutputWriter::check(path); !ok) {
-      std::cerr << cmd.name() << ": cannot write '" << path << "': " << why_not(ok.error(), path) << "\n";
+      std::cerr << cmd.name() << ": cannot write '" << path
+                << "': " << why_not_written(ok.error(), path) << "\n";
       return cli::kExitFailure;
     }
     out->files.push_back({path, *f});
@@ -186,73 +157,6 @@ int64_t unix_now_ns() {
   timespec now{};
   clock_gettime(CLOCK_REALTIME, &now);
   return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
-}
-
-std::string render(std::ostream& out, const Report& r, Format f) {
-  switch (f) {
-    case Format::kText: {
-      auto records = text_records(r, r.style);
-      output::render_multiline(out, records, r.frames, r.style);
-      return stacks_note(records.size());
-    }
-    case Format::kFolded: {
-      output::Style style = r.style;
-      style.addresses = false;  // folded lines never carry addresses
-      auto records = text_records(r, style);
-      output::render_folded(out, records, r.frames, style);
-      return stacks_note(records.size());
-    }
-    case Format::kPprof:
-      // Not merged: pprof keeps each address as a location of its own.
-      output::write_pprof(out, r);
-      return stacks_note(r.records.size());
-    case Format::kSpeedscope:
-      output::write_speedscope(out, r);
-      return stacks_note(text_records(r, r.style).size());
-    case Format::kJson:
-      output::write_json(out, r);
-      return stacks_note(text_records(r, r.style).size());
-    case Format::kSvg: {
-      output::FlameStats st = output::write_flamegraph(out, r);
-      std::string note = stacks_note(st.stacks) + ", " + std::to_string(st.frames_drawn) +
-                         " frames drawn";
-      if (st.frames_pruned > 0)
-        note += ", " + std::to_string(st.frames_pruned) + " narrower than 0.1 px left out";
-      return note;
-    }
-  }
-  return "";
-}
-
-bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ostream& err) {
-  bool ok = true;
-  for (const OutputFile& file : files) {
-    // Root on a shared host: no symlink or FIFO another user planted is
-    // followed or opened (util/safe_file.hpp); a regular file is replaced
-    // by a fresh one renamed over it, a device or FIFO written in place.
-    std::string note;
-    uint64_t size = 0;
-    bool in_place = false;
-    Status done = [&]() -> Status {
-      auto w = OutputWriter::open(file.path);
-      if (!w) return w.error();
-      in_place = w->in_place();
-      note = render(w->stream(), r, file.format);
-      if (auto s = w->commit(); !s) return s;
-      size = w->bytes_written();
-      return {};
-    }();
-    if (!done) {
-      err << r.tool << ": cannot write " << file.path << ": " << why_not(done.error(), file.path) << "\n";
-      cli::note_output_file_failed();
-      ok = false;
-      continue;
-    }
-    err << r.tool << ": wrote " << file.path << " (" << format_title(file.format) << ", " << note;
-    if (!in_place) err << ", " << human_size(size);
-    err << ")\n";
-  }
-  return ok;
 }
 
 }  // namespace tracekit::report

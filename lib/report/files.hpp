@@ -9,7 +9,8 @@
 //   .folded           folded      folded stacks (as -f prints them)
 //   .txt              txt         the multi-line report (as stdout without -f)
 //
-// Every file renders from the same report::Report as stdout. A file is
+// Every file renders from the same report::Report as stdout
+// (output/files.hpp renders and writes them). A file is
 // written whole or not at all: into a temporary file beside it, renamed over
 // FILE when complete, so a reader (or an interval report that rewrites it)
 // never sees part of one. A FILE that exists and is no regular file (a
@@ -23,6 +24,7 @@
 #include <vector>
 
 #include "report/report.hpp"
+#include "util/result.hpp"
 
 namespace tracekit::cli {
 class Command;
@@ -82,14 +84,10 @@ std::string host_name();
 // The wall clock now, ns since the epoch (a report's start_unix_ns).
 int64_t unix_now_ns();
 
-// Renders r in format f to out (a text stream for every format but pprof's
-// binary one). Returns what the "wrote" line adds ("3 stacks", "12 frames
-// pruned", ...).
-std::string render(std::ostream& out, const Report& r, Format f);
-
-// Writes r to each file (atomically, see above); says on err
-// "TOOL: wrote PATH (what, size)" for each, or "TOOL: cannot write PATH: why".
-// Returns false when a file could not be written.
-bool write_files(const Report& r, const std::vector<OutputFile>& files, std::ostream& err);
+// Why a -o file cannot be written, as the tools say it: the message
+// (unless it only says "cannot open"), errno's text and the hint. A
+// directory on the way that is missing is named ("/tmp/x: No such file or
+// directory").
+std::string why_not_written(const Error& e, const std::string& path);
 
 }  // namespace tracekit::report

@@ -2,6 +2,10 @@
 
 #include "symbols/unwind.hpp"
 
+// print_report() renders: output's, above report in lib/LAYERS; an
+// exception there until the stack tools call output's printing (issue 40).
+#include "output/files.hpp"
+#include "output/stack_report.hpp"
 
 namespace tracekit::report {
 
@@ -10,10 +14,10 @@ size_t StackResolver::KeyHash::operator()(const Key& k) const {
   return static_cast<size_t>(h ^ h >> 32);
 }
 
-output::FrameTable::Id StackResolver::frame(const Key& k) {
+FrameTable::Id StackResolver::frame(const Key& k) {
   auto [it, added] = ids_.try_emplace(k, 0);
   if (!added) return it->second;
-  output::Frame f;
+  Frame f;
   f.addr = k.addr;
   std::optional<symbols::Resolved> r;
   if (k.pid == kKernel) {
@@ -31,13 +35,13 @@ output::FrameTable::Id StackResolver::frame(const Key& k) {
   return it->second;
 }
 
-output::Stack StackResolver::kernel(std::span<const uint64_t> frames) {
+Stack StackResolver::kernel(std::span<const uint64_t> frames) {
   stack_.clear();
   for (size_t i = 0; i < frames.size(); ++i) stack_.push_back(frame({frames[i], kKernel, i > 0}));
   return table_.stack(stack_);
 }
 
-output::Stack StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
+Stack StackResolver::user(uint32_t pid, std::span<const uint64_t> frames) {
   stack_.clear();
   // A frame of an unwound signal frame is looked up at its own address.
   for (size_t i = 0; i < frames.size(); ++i) {
@@ -47,17 +51,16 @@ output::Stack StackResolver::user(uint32_t pid, std::span<const uint64_t> frames
   return table_.stack(stack_);
 }
 
-std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
-                                          StackResolver& resolver, Missing* missing,
-                                          bool pid_in_record,
-                                          const std::function<uint32_t(uint32_t)>& symbol_pid) {
-  std::vector<output::Record> records;
+std::vector<Record> build_records(const aggregate::StackCounts& counts, StackResolver& resolver,
+                                  Missing* missing, bool pid_in_record,
+                                  const std::function<uint32_t(uint32_t)>& symbol_pid) {
+  std::vector<Record> records;
   records.reserve(counts.counts.size());
   auto side = [&](aggregate::StackId id, auto&& resolve) {
-    output::Stack s;
+    Stack s;
     if (id == aggregate::kNoStack) return s;
     if (id == aggregate::kStackLost) {
-      s.state = output::StackState::kMissed;
+      s.state = StackState::kMissed;
       if (missing) ++missing->stacks;
       return s;
     }
@@ -69,7 +72,7 @@ std::vector<output::Record> build_records(const aggregate::StackCounts& counts,
   });
   resolver.reserve(frames);
   counts.counts.for_each([&](const aggregate::StackKey& key, uint64_t total) {
-    output::Record r;
+    Record r;
     r.comm = std::string(counts.comms.str(key.comm));
     r.pid = pid_in_record ? static_cast<int64_t>(key.pid) : -1;
     r.kernel = side(key.kernel, [&](auto f) { return resolver.kernel(f); });
@@ -127,9 +130,9 @@ void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOp
   const bool files = opts.output && !opts.output->files.empty();
   // The -o files render from the report's records as built; without files
   // they are merged in place.
-  std::vector<output::Record> copy;
+  std::vector<Record> copy;
   if (files) copy = r.records;
-  std::vector<output::Record>& records = files ? copy : r.records;
+  std::vector<Record>& records = files ? copy : r.records;
   output::merge_same_text(records, r.frames, opts.style);
   output::sort_by_value(records);
   if (opts.folded)
@@ -137,7 +140,7 @@ void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOp
   else
     output::render_multiline(out, records, r.frames, opts.style);
   out.flush();
-  if (files) std::vector<output::Record>().swap(copy);
+  if (files) std::vector<Record>().swap(copy);
 
   if (r.totals.missed_stacks > 0)
     err << "WARNING: " << r.totals.missed_stacks
@@ -145,7 +148,7 @@ void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOp
   if (r.totals.dropped > 0)
     err << "WARNING: " << r.totals.dropped << " " << opts.unit
         << " dropped: the key table is full. Consider increasing --hash-storage-size.\n";
-  if (files) write_files(r, opts.output->files, err);
+  if (files) output::write_files(r, opts.output->files, err);
 }
 
 }  // namespace tracekit::report

@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "aggregate/stack_counts.hpp"
-#include "output/stack_report.hpp"
 #include "report/files.hpp"
-#include "report/mappings.hpp"
+#include "report/mapping_table.hpp"
 #include "report/report.hpp"
 #include "symbols/kallsyms.hpp"
 #include "symbols/user.hpp"
@@ -27,15 +26,18 @@ class StackResolver {
  public:
   // with_mappings: also set each frame's mapping (Frame::mapping, for the
   // output files that keep addresses); stdout alone does not need them.
-  StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user,
-                output::FrameTable& table, bool with_mappings = false)
-      : kernel_(kernel), user_(user), table_(table), with_mappings_(with_mappings),
+  StackResolver(const symbols::KernelSymbols* kernel, symbols::UserSymbols* user, FrameTable& table,
+                bool with_mappings = false)
+      : kernel_(kernel),
+        user_(user),
+        table_(table),
+        with_mappings_(with_mappings),
         mappings_(kernel, user) {}
 
   // A present stack of frames, leaf first; all but the first are return
   // addresses (user frames: but those with symbols::kActivationFrame).
-  output::Stack kernel(std::span<const uint64_t> frames);
-  output::Stack user(uint32_t pid, std::span<const uint64_t> frames);
+  Stack kernel(std::span<const uint64_t> frames);
+  Stack user(uint32_t pid, std::span<const uint64_t> frames);
   // Room for stacks of n frames in all.
   void reserve(size_t n) { table_.reserve(n); }
   // The mappings that the frames' mapping fields index (Report::mappings).
@@ -54,15 +56,15 @@ class StackResolver {
   struct KeyHash {
     size_t operator()(const Key& k) const;
   };
-  output::FrameTable::Id frame(const Key& k);
+  FrameTable::Id frame(const Key& k);
 
   const symbols::KernelSymbols* kernel_;
   symbols::UserSymbols* user_;
-  output::FrameTable& table_;
+  FrameTable& table_;
   bool with_mappings_;
   MappingTable mappings_;
-  std::unordered_map<Key, output::FrameTable::Id, KeyHash> ids_;  // the frames stored
-  std::vector<output::FrameTable::Id> stack_;                     // one stack's ids
+  std::unordered_map<Key, FrameTable::Id, KeyHash> ids_;  // the frames stored
+  std::vector<FrameTable::Id> stack_;                     // one stack's ids
 };
 
 // What the report could not show, for the tool's warnings.
@@ -76,13 +78,13 @@ struct Missing {
 // by process pass false and get pid -1). symbol_pid: the process whose
 // mappings resolve a key's user stack, when keys hold thread IDs
 // (offcputime); by default the key's pid itself.
-std::vector<output::Record> build_records(
-    const aggregate::StackCounts& counts, StackResolver& resolver, Missing* missing,
-    bool pid_in_record = true, const std::function<uint32_t(uint32_t)>& symbol_pid = {});
+std::vector<Record> build_records(const aggregate::StackCounts& counts, StackResolver& resolver,
+                                  Missing* missing, bool pid_in_record = true,
+                                  const std::function<uint32_t(uint32_t)>& symbol_pid = {});
 
 // How print_stack_report() prints.
 struct PrintOptions {
-  output::Style style;
+  Style style;
   bool folded = false;
   bool kernel_symbols = true;  // load /proc/kallsyms (not needed for user stacks only)
   std::function<uint32_t(uint32_t)> symbol_pid;  // see build_records()

@@ -6,7 +6,7 @@
 #include <map>
 #include <string_view>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "kernel/features.hpp"
 #include "probe/definition.hpp"
 #include "syscalls/raw.hpp"

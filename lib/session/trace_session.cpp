@@ -3,7 +3,7 @@
 #include <ostream>
 
 #include "cli/signals.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "kernel/features.hpp"
 #include "syscalls/raw.hpp"
 #include "tracefs/leftovers.hpp"

@@ -17,7 +17,7 @@
 #include <string_view>
 #include <vector>
 
-#include "output/stack_report.hpp"
+#include "report/report.hpp"
 
 namespace tracekit::symbols {
 
@@ -30,6 +30,6 @@ bool is_stack_root(std::string_view name);
 // Cuts each record's user stack after its first (leafmost) stack root, so
 // that the made-up frames past it are not printed. Records that then print
 // the same are merged by the report (output::merge_same_text).
-void trim_past_stack_roots(std::vector<output::Record>& records, const output::FrameTable& frames);
+void trim_past_stack_roots(std::vector<report::Record>& records, const report::FrameTable& frames);
 
 }  // namespace tracekit::symbols

@@ -1,6 +1,6 @@
 // How this works: UserSymbols ties together three sources of a process's
 // symbols, asked in the order user.hpp gives:
-//  - its added mappings (MappingSet, in mappings.hpp), whose files
+//  - its added mappings (MappingSet, in mapping_set.hpp), whose files
 //    (MappedFiles) are shared by every process mapping them;
 //  - its /proc/PID/maps capture (ProcCapture), a libdwfl session per
 //    process;
@@ -29,7 +29,7 @@
 #include "symbols/file_key.hpp"
 #include "symbols/function_table.hpp"
 #include "symbols/mapped_files.hpp"
-#include "symbols/mappings.hpp"
+#include "symbols/mapping_set.hpp"
 #include "symbols/perf_map.hpp"
 #include "symbols/proc_capture.hpp"
 #include "symbols/unwind_session.hpp"

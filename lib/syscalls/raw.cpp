@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "syscalls/table.hpp"
 #include "tracefs/filter.hpp"
 

@@ -20,7 +20,7 @@
 #include <iostream>
 #include <thread>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/tracing_dir.hpp"
 

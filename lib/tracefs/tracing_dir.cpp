@@ -6,7 +6,7 @@
 #include <cerrno>
 #include <mutex>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "util/strings.hpp"
 
 namespace tracekit::tracefs {

@@ -1,10 +1,12 @@
 // output/event_text.hpp: the rewriting of probe addresses in event text
-// ("name: (ffffffff81234560 <- ...)") and saved_cmdlines parsing.
+// ("name: (ffffffff81234560 <- ...)"), and session/saved_comms.hpp's
+// saved_cmdlines parsing.
 #include <sstream>
 #include <string>
 
 #include "fuzz.hpp"
 #include "output/event_text.hpp"
+#include "session/saved_comms.hpp"
 #include "symbols/kallsyms.hpp"
 
 using namespace tracekit;
@@ -25,6 +27,6 @@ TRACEKIT_FUZZ_TARGET(event_text) {
     FUZZ_CHECK(k.compare(0, open + 3, text, 0, open + 3) == 0);
     FUZZ_CHECK(u.compare(0, open + 3, text, 0, open + 3) == 0);
   }
-  auto m = output::parse_saved_cmdlines(text);
+  auto m = session::parse_saved_cmdlines(text);
   FUZZ_CHECK(m.size() <= text.size());
 }

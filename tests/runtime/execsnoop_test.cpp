@@ -18,8 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {

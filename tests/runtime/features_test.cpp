@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 #include "tracefs/tracing_dir.hpp"
 
 namespace tracekit::testing {

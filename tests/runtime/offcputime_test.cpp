@@ -11,8 +11,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {

@@ -12,8 +12,8 @@
 #include <set>
 #include <sstream>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 #include "kernel/features.hpp"
 
 namespace tracekit::testing {

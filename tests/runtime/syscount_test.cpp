@@ -22,8 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 
 namespace tracekit::testing {
 namespace {

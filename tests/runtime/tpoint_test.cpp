@@ -14,17 +14,18 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
 #include <filesystem>
+#include <iostream>
 #include <map>
 #include <thread>
 
+#include "feature_table/feature_table.hpp"
 #include "ftrace/reader.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 #include "kernel/features.hpp"
-#include "syscalls/raw.hpp"
 #include "output/event_text.hpp"
+#include "session/saved_comms.hpp"
+#include "syscalls/raw.hpp"
 #include "tracefs/instance.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"
@@ -241,11 +242,11 @@ TEST_F(TpointRuntime, LinesMatchTheKernelsTraceFile) {
   ASSERT_TRUE(kernel) << kernel.error().str();
   auto reader = ftrace::Reader::open(*dir, inst->name(), {"syscalls"}, ftrace::StackKinds{});
   ASSERT_TRUE(reader) << reader.error().str();
-  auto cmdlines = output::parse_saved_cmdlines(slurp(*dir + "/saved_cmdlines"));
+  auto cmdlines = session::parse_saved_cmdlines(slurp(*dir + "/saved_cmdlines"));
   output::EventText text(
       reader->tep(),
       [&](int pid) {
-        return cmdlines.count(pid) ? cmdlines[pid] : std::string(output::kUnknownComm);
+        return cmdlines.count(pid) ? cmdlines[pid] : std::string(session::kUnknownComm);
       },
       nullptr, kernel->find("migrate-disable") != std::string::npos);
   std::vector<std::pair<uint64_t, std::string>> ours;

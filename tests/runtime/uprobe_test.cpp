@@ -13,8 +13,8 @@
 #include <map>
 #include <sstream>
 
+#include "feature_table/feature_table.hpp"
 #include "harness.hpp"
-#include "kernel/feature.hpp"
 #include "kernel/features.hpp"
 #include "probe/spec.hpp"
 #include "tracefs/tracing_dir.hpp"

@@ -1,7 +1,7 @@
 // How this works: the run chooses each role's function among the kernel's
 // function names (available_filter_functions, else kallsyms), counts the
 // four with the first way of counting kernel functions this kernel has
-// (funccount/counting.hpp), and at each interval takes the counts (which
+// (session/counting.hpp), and at each interval takes the counts (which
 // starts them again from zero), reads /proc/meminfo and prints one row.
 #include "cachestat/cachestat.hpp"
 
@@ -12,13 +12,13 @@
 #include <map>
 #include <sstream>
 
+#include "cachestat/render.hpp"
 #include "cli/command.hpp"
 #include "cli/signals.hpp"
 #include "cli/sweep.hpp"
-#include "ftrace/counting.hpp"
 #include "kernel/features.hpp"
-#include "cachestat/render.hpp"
 #include "probe/spec.hpp"
+#include "session/counting.hpp"
 #include "session/run.hpp"
 #include "tracefs/tracing_dir.hpp"
 #include "util/strings.hpp"

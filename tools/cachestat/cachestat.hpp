@@ -1,6 +1,6 @@
 // cachestat: page cache hits and misses per interval (perf-tools'
 // cachestat), from counts of four kernel functions kept in the kernel by
-// funccount's counting layer (funccount/counting.hpp: the function
+// funccount's counting layer (session/counting.hpp: the function
 // profiler, else perf counters on kprobes, else the function tracer), and
 // the Buffers and Cached sizes of /proc/meminfo.
 //
@@ -31,7 +31,7 @@
 #include <string_view>
 #include <vector>
 
-#include "ftrace/counting.hpp"
+#include "session/counting.hpp"
 #include "session/run.hpp"
 #include "util/result.hpp"
 #include "session/entry.hpp"

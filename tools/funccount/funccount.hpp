@@ -21,7 +21,7 @@
 //    instance's, under 0.1 s), exact but for events lost to a full buffer
 //    (said); -p: the instance's pid list. Without instances: perf counters.
 //
-// The counting itself is counting.hpp's (shared with cachestat).
+// The counting itself is session/counting.hpp's (shared with cachestat).
 //
 // Output as perf-tools' and bcc's: "FUNC COUNT" rows by ascending count,
 // functions never hit left out, -t keeps the top N.
@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "ftrace/counting.hpp"
+#include "session/counting.hpp"
 #include "session/run.hpp"
 #include "tracefs/top_level.hpp"
 #include "util/result.hpp"

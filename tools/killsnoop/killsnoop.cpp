@@ -22,7 +22,7 @@
 
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "kernel/features.hpp"
 #include "killsnoop/render.hpp"
 #include "probe/match.hpp"

@@ -33,7 +33,7 @@ struct Snooper::Impl {
   // that has exited by the time its event is printed is still named.
   std::optional<session::SavedComms> saved_comms;
   std::unordered_map<int, std::string> comms;
-  std::vector<output::Frame> frames;
+  std::vector<report::Frame> frames;
   // The events of kprobes at functions' entries: their stacks get the
   // probed function where the unwinder left it out (stackcount/entry_frame).
   std::unordered_set<int> entry_kprobes;
@@ -65,7 +65,7 @@ struct Snooper::Impl {
       stack = stackcount::with_probed_function(e.stack, 0, ksyms, entry_frame);
     }
     for (size_t i = 0; i < stack.size(); ++i) {
-      output::Frame f;
+      report::Frame f;
       f.addr = stack[i];
       if (auto r = ksyms.lookup(stack[i], i > 0)) {
         f.name = std::string(r->name);

@@ -1,7 +1,7 @@
 // The feature layer against fake tracefs trees laid out as the kernels of
 // the hosts tracekit is for show them (3.10's debugfs tracing without
 // triggers, 4.4's, 4.14's, and this machine's 6.18 kind), with fake perf
-// answers; and TRACEKIT_KERNEL_FEATURES's syntax.
+// answers.
 #include "kernel/features.hpp"
 
 #include <gtest/gtest.h>
@@ -188,30 +188,6 @@ TEST(KernelFeaturesTest, ProbedOncePerRun) {
   EXPECT_TRUE(f.has(F::kMmap2));
   EXPECT_TRUE(f.has(F::kMmap2));
   EXPECT_EQ(asked, 1);
-}
-
-TEST(KernelFeaturesTest, ForcedSpec) {
-  auto ok = parse_forced("-context_switch, -instances,,-kprobes");
-  ASSERT_TRUE(ok) << ok.error().str();
-  EXPECT_EQ(*ok, (std::vector<F>{F::kContextSwitch, F::kInstances, F::kKprobes}));
-  EXPECT_TRUE(parse_forced("")->empty());
-  auto unknown = parse_forced("-no_such_feature");
-  ASSERT_FALSE(unknown);
-  EXPECT_NE(unknown.error().message.find("no feature named \"no_such_feature\""),
-            std::string::npos);
-  EXPECT_FALSE(parse_forced("instances"));  // not "-NAME"
-}
-
-TEST(KernelFeaturesTest, TableNamesAreUniqueAndComplete) {
-  std::set<std::string_view> names;
-  for (const auto& i : feature_table()) {
-    EXPECT_TRUE(names.insert(i.name).second) << i.name;
-    EXPECT_EQ(&info(i.id), &i);
-    EXPECT_EQ(feature_named(i.name), i.id);
-    EXPECT_FALSE(i.what.empty());
-    EXPECT_FALSE(i.provided_by.empty());
-  }
-  EXPECT_EQ(names.size(), static_cast<size_t>(F::kCount));
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The kernel's trace-file layout: context column, latency flags, timestamps
-// rounded as the kernel rounds them, stacks, saved_cmdlines.
+// rounded as the kernel rounds them, stacks.
 #include "output/event_text.hpp"
 
 #include <gtest/gtest.h>
@@ -68,25 +68,6 @@ TEST(EventTextTest, CommonFieldsNeedTheWholeHeader) {
   auto none = common_fields(std::span<const uint8_t>(rec, 3));
   EXPECT_EQ(none.flags, 0);
   EXPECT_EQ(none.preempt_count, 0);
-}
-
-TEST(EventTextTest, SavedCmdlines) {
-  auto m = parse_saved_cmdlines("1 systemd\n4242 kworker/0:1 x\nbad line\n\n77\n");
-  EXPECT_EQ(m.size(), 2u);
-  EXPECT_EQ(m[1], "systemd");
-  EXPECT_EQ(m[4242], "kworker/0:1 x");
-}
-
-// A comm renamed to hold a newline goes on over the next line of
-// saved_cmdlines: the line continues it while the two fit in a comm (15
-// bytes).
-TEST(EventTextTest, SavedCmdlinesWithNewlinesInComms) {
-  auto m = parse_saved_cmdlines("42 ev\x1b[2J\nil\n43 bash\n44 a\nb\nc\n45 long-name-here\nxy\n");
-  EXPECT_EQ(m.size(), 4u);
-  EXPECT_EQ(m[42], "ev\x1b[2J\nil");
-  EXPECT_EQ(m[43], "bash");
-  EXPECT_EQ(m[44], "a\nb\nc");
-  EXPECT_EQ(m[45], "long-name-here");  // "xy" would make it 17 bytes
 }
 
 TEST(EventTextTest, KprobeAddressesAreSymbolizedAsTheKernelDoes) {

@@ -429,7 +429,7 @@ TEST(FlameGraphReport, ForbiddenCodePointsAreReplaced) {
   r.host = "h\x01\x1b[2J";
   r.records[0].comm = "\xef\xbf\xbf\xef\xbf\xbe" "evil\x02";
   r.records[3].comm = "\xed\xa0\x80\xff\xc0\xaf" "x";
-  output::Record odd = r.records[5];
+  report::Record odd = r.records[5];
   odd.comm = "c\xef\xbf\xbe";
   odd.kernel = r.frames.stack({{0xffffffff81600000, "f\xef\xbf\xbf\x0b\xed\xbf\xbf", 0, 2}});
   r.records.push_back(odd);

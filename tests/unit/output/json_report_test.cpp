@@ -267,7 +267,7 @@ TEST(OutputJsonReportTest, TiesOrdered) {
   report::Report r;
   r.unit = report::Unit::kEvents;
   auto record = [&r](int64_t pid, std::string comm, std::string frame) {
-    Record rec;
+    report::Record rec;
     rec.pid = pid;
     rec.comm = std::move(comm);
     rec.kernel = r.frames.stack({{0x10, std::move(frame), 0, -1}});

@@ -286,7 +286,7 @@ TEST(OutputPprofTest, Comments) {
 TEST(OutputPprofTest, FramesWithoutMappingKeepTheirAddress) {
   report::Report r = sample_report();
   r.mappings.clear();
-  for (output::FrameTable::Id id = 0; id < r.frames.size(); ++id) r.frames[id].mapping = -1;
+  for (report::FrameTable::Id id = 0; id < r.frames.size(); ++id) r.frames[id].mapping = -1;
   View v = view(r);
   EXPECT_EQ(v.p.mapping_size(), 0);
   const pprof::Location& a = v.loc(v.p.sample(0).location_id(0));

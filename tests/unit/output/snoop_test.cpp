@@ -8,9 +8,9 @@ namespace tracekit::output {
 namespace {
 
 TEST(OutputSnoopTest, SeedFormat) {
-  std::vector<Frame> frames{{0xffffffff81280461, "ext4_sync_fs", 0x11},
-                            {0xffffffff811ed7f9, "iterate_supers", 0x49},
-                            {0xffffffff8121ba25, "", 0}};
+  std::vector<report::Frame> frames{{0xffffffff81280461, "ext4_sync_fs", 0x11},
+                                    {0xffffffff811ed7f9, "iterate_supers", 0x49},
+                                    {0xffffffff8121ba25, "", 0}};
   SnoopEvent e{42005194132250004ull, "sync", 22352, 1, &frames};
   std::ostringstream plain;
   snoop_header(plain, false);
@@ -33,7 +33,7 @@ TEST(OutputSnoopTest, SeedFormat) {
 }
 
 TEST(OutputSnoopTest, LongCommIsCutAtTwelve) {
-  std::vector<Frame> none;
+  std::vector<report::Frame> none;
   SnoopEvent e{1000000000ull, "a_very_long_command", 1, 0, &none};
   std::ostringstream out;
   snoop_event(out, e, true, false);
@@ -76,7 +76,7 @@ TEST(OutputSnoopTest, OpenRowsEscapeControlCharacters) {
 
 // stacksnoop -v: the comm column is anyone's.
 TEST(OutputSnoopTest, VerboseCommEscaped) {
-  std::vector<Frame> none;
+  std::vector<report::Frame> none;
   std::ostringstream out;
   snoop_event(out, {1000000000ull, "a\nb\x1b", 1, 0, &none}, true, false);
   EXPECT_EQ(out.str(), "1.000000000        a?b?         1      0   \n");

@@ -195,12 +195,12 @@ TEST(OutputSpeedscopeTest, StacksThatPrintAlikeAreOneSample) {
   report::Report r;
   r.command = "stackcount -P vfs_read";
   r.unit = report::Unit::kEvents;
-  output::Record a;
+  report::Record a;
   a.comm = "sh";
   a.pid = 10;
   a.kernel = r.frames.stack({{0x10, "vfs_read", 0, -1}, {0x20, "ksys_read", 0, -1}});
   a.value = 4;
-  output::Record b = a;
+  report::Record b = a;
   b.pid = 11;
   // Another address in the same function.
   b.kernel = r.frames.stack({{0x11, "vfs_read", 0, -1}, {0x20, "ksys_read", 0, -1}});

@@ -9,6 +9,14 @@
 namespace tracekit::output {
 namespace {
 
+// The report model that these renderers print.
+using report::Frame;
+using report::FrameTable;
+using report::Record;
+using report::Stack;
+using report::StackState;
+using report::Style;
+
 // The frames of every record these tests make.
 FrameTable& table() {
   static FrameTable t;

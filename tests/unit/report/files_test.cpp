@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/command.hpp"
+#include "output/files.hpp"
 #include "sample_report.hpp"
 #include "util/strings.hpp"
 
@@ -100,7 +101,7 @@ TEST(OutputFilesTest, WritesTextAndFoldedFiles) {
   std::vector<OutputFile> files = {{dir + "/p.folded", Format::kFolded},
                                    {dir + "/p.txt", Format::kText}};
   std::ostringstream err;
-  ASSERT_TRUE(write_files(r, files, err));
+  ASSERT_TRUE(output::write_files(r, files, err));
   auto folded = read_file(dir + "/p.folded");
   ASSERT_TRUE(folded.ok());
   EXPECT_EQ(*folded,
@@ -128,7 +129,7 @@ TEST(OutputFilesTest, WritesTextAndFoldedFiles) {
 TEST(OutputFilesTest, AFileThatCannotBeWrittenIsSaidAndLeavesNothing) {
   Report r = testing::sample_report();
   std::ostringstream err;
-  EXPECT_FALSE(write_files(r, {{"/nonexistent-dir/p.folded", Format::kFolded}}, err));
+  EXPECT_FALSE(output::write_files(r, {{"/nonexistent-dir/p.folded", Format::kFolded}}, err));
   EXPECT_EQ(err.str().rfind("profile: cannot write /nonexistent-dir/p.folded: ", 0), 0u)
       << err.str();
 }
@@ -138,13 +139,13 @@ TEST(OutputFilesTest, AFileThatCannotBeWrittenIsSaidAndLeavesNothing) {
 TEST(OutputFilesTest, DevicesAreWrittenInPlace) {
   Report r = testing::sample_report();
   std::ostringstream err;
-  EXPECT_FALSE(write_files(r, {{"/dev/full", Format::kFolded}}, err));
+  EXPECT_FALSE(output::write_files(r, {{"/dev/full", Format::kFolded}}, err));
   EXPECT_EQ(err.str(), "profile: cannot write /dev/full: write failed: No space left on device\n");
   struct stat st {};
   ASSERT_EQ(stat("/dev/full", &st), 0);
   EXPECT_TRUE(S_ISCHR(st.st_mode));
   std::ostringstream err2;
-  EXPECT_TRUE(write_files(r, {{"/dev/null", Format::kText}}, err2));
+  EXPECT_TRUE(output::write_files(r, {{"/dev/null", Format::kText}}, err2));
   EXPECT_EQ(err2.str(), "profile: wrote /dev/null (text report, 5 stacks)\n");
 }
 

@@ -21,13 +21,13 @@ inline Report odd_report() {
       {0x400000, 0x500000, 0, "/opt/x\x01y", "", false},
       {0xffffffff81000000, 0xffffffff82000000, 0, "[kernel.kallsyms]", "", true},
   };
-  output::Record tab;
+  report::Record tab;
   tab.comm = "tab\there";
   tab.pid = 1;
   // Leaf first: a Latin-1 name with no mapping, called from an unknown frame.
   tab.user = r.frames.stack({{0x401000, "caf\xe9", 0x8, -1}, {0x401100, "", 0, 0}});
   tab.value = 5;
-  output::Record cjk;
+  report::Record cjk;
   cjk.comm = "\xe6\x97\xa5";  // U+65E5
   cjk.pid = 2;
   cjk.kernel = r.frames.stack({{0xffffffff81000010, "a\x01" "b", 0x10, 1}});

@@ -30,23 +30,23 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
   };
 
   // cpuratio: main -> func_a (100) and main -> func_b (300), user only.
-  output::Record a;
+  report::Record a;
   a.comm = "cpuratio";
   a.pid = 4242;
-  const output::Frame main{0x55d0c0de11a0, "main", 0x20, 0};
-  const output::Frame start{0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1};
+  const report::Frame main{0x55d0c0de11a0, "main", 0x20, 0};
+  const report::Frame start{0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1};
   a.user = r.frames.stack({{0x55d0c0de1130, "func_a", 0x10, 0}, main, start});
   a.value = 100;
-  output::Record b = a;
+  report::Record b = a;
   b.user = r.frames.stack({{0x55d0c0de1150, "func_b", 0x10, 0}, main, start});
   b.value = 300;
   // The same stack as a, at another address in func_a: merges with a in
   // the text formats (merge_same_text), stays apart in pprof.
-  output::Record a2 = a;
+  report::Record a2 = a;
   a2.user = r.frames.stack({{0x55d0c0de1134, "func_a", 0x14, 0}, main, start});
   a2.value = 20;
   // A read from cpuratio that entered the kernel: both sides.
-  output::Record k;
+  report::Record k;
   k.comm = "cpuratio";
   k.pid = 4242;
   k.kernel = r.frames.stack({{0xffffffff81400b30, "__clear_user", 0x30, 2},
@@ -57,7 +57,7 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
                     {0x7f2c1a229d90, "__libc_start_call_main", 0x80, 1}});
   k.value = 7;
   // A kernel thread: kernel side only, one frame unresolved.
-  output::Record kt;
+  report::Record kt;
   kt.comm = "kworker/0:1";
   kt.pid = 17;
   kt.kernel = r.frames.stack({{0xffffffff81234567, "", 0, 2},
@@ -66,10 +66,10 @@ inline Report sample_report(Unit unit = Unit::kSamples) {
   kt.value = 3;
   // A lost user stack, and names that need escaping: '<', '&', '"', ';'
   // and a C++ name with spaces.
-  output::Record odd;
+  report::Record odd;
   odd.comm = "a<b>&\"c\"";
   odd.pid = 99;
-  odd.user = output::Stack{output::StackState::kMissed};
+  odd.user = report::Stack{report::StackState::kMissed};
   odd.kernel = r.frames.stack({{0xffffffff81500000, "ns::f<int>(int, char const*)", 0, 2},
                         {0xffffffff81500100, "x;y", 0, 2}});
   odd.value = 1;

@@ -16,20 +16,20 @@ TEST(StackRootsTest, GlibcAndMuslStarts) {
 // The static workloads' stacks as the frame-pointer walk gave them (3.10,
 // 4.4): leaf first, two made-up frames past __libc_start_call_main.
 TEST(StackRootsTest, CutsAfterTheLeafmostRoot) {
-  output::FrameTable t;
+  report::FrameTable t;
   auto id = [&](const char* name) {
-    output::Frame f;
+    report::Frame f;
     f.name = name;
     return t.add(f);
   };
   const auto loop = id("syscall_loop"), main = id("main"), start = id("__libc_start_call_main"),
              tm = id("register_tm_clones"), unknown = id("");
-  std::vector<output::Record> records(3);
-  std::vector<output::FrameTable::Id> bad{loop, main, start, tm, unknown};
+  std::vector<report::Record> records(3);
+  std::vector<report::FrameTable::Id> bad{loop, main, start, tm, unknown};
   records[0].user = t.stack(bad);
-  std::vector<output::FrameTable::Id> good{loop, main, start};
+  std::vector<report::FrameTable::Id> good{loop, main, start};
   records[1].user = t.stack(good);
-  std::vector<output::FrameTable::Id> rootless{loop, main};
+  std::vector<report::FrameTable::Id> rootless{loop, main};
   records[2].user = t.stack(rootless);
   records[2].kernel = t.stack(rootless);  // kernel sides are left alone
   trim_past_stack_roots(records, t);
@@ -38,9 +38,9 @@ TEST(StackRootsTest, CutsAfterTheLeafmostRoot) {
   EXPECT_EQ(records[2].user.size, 2u);
   EXPECT_EQ(records[2].kernel.size, 2u);
   // An absent side stays absent.
-  std::vector<output::Record> none(1);
+  std::vector<report::Record> none(1);
   trim_past_stack_roots(none, t);
-  EXPECT_EQ(none[0].user.state, output::StackState::kAbsent);
+  EXPECT_EQ(none[0].user.state, report::StackState::kAbsent);
 }
 
 }  // namespace

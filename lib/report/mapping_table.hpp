@@ -1,5 +1,5 @@
 // Which file (or kernel image) each frame's address lies in, for the
-// report's mappings (Report::mappings, output::Frame::mapping): pprof keeps
+// report's mappings (Report::mappings, Frame::mapping): pprof keeps
 // them so that it can tell binaries apart and symbolize again from them.
 #pragma once
 

@@ -6,7 +6,7 @@
 // take; the events' records in the instance are counted by event id (a
 // raw_syscalls stand-in's by its id field) as they are read. Each owns what it made (the top level's settings and lock, perf fds
 // before the probes they count, the session) and undoes it when destroyed.
-#include "ftrace/counting.hpp"
+#include "session/counting.hpp"
 
 #include <traceevent/event-parse.h>
 #include <unistd.h>

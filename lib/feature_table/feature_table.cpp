@@ -1,4 +1,4 @@
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 
 #include <cstdlib>
 #include <iostream>

@@ -3,7 +3,7 @@
 // offset, then an ELF address through the file's PT_LOAD segments, which is
 // exactly what the function tables are keyed by (addresses relative to the
 // load bias). The files are MappedFiles, shared among processes.
-#include "symbols/mappings.hpp"
+#include "symbols/mapping_set.hpp"
 
 #include <algorithm>
 

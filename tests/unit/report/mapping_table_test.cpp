@@ -2,7 +2,7 @@
 // in the test binary and of a libc function, checked against
 // /proc/self/maps and the files' build-ids as elfutils reads them; and
 // kernel images from a small kallsyms.
-#include "report/mappings.hpp"
+#include "report/mapping_table.hpp"
 
 #include <dlfcn.h>
 #include <elfutils/libdwelf.h>

@@ -5,7 +5,9 @@
 // counted by address, or many tracepoints' events in the run's instance
 // counted by event id. Shared by the tools that count functions: funccount
 // prints the counts as they are, cachestat computes page cache hits and
-// misses from them.
+// misses from them. A run's way of counting: in session/, above the probes,
+// perf counters and trace sessions it drives (lib/LAYERS). Its namespace is
+// still funccount's, whose ways these are.
 #pragma once
 
 #include <cstdint>

@@ -1,7 +1,7 @@
 // MappingSet on made-up files: how added mappings replace each other, and
 // how an address goes through a mapping and its file's segments to a
 // function. The files are marked as read already, so nothing is opened.
-#include "symbols/mappings.hpp"
+#include "symbols/mapping_set.hpp"
 
 #include <gtest/gtest.h>
 

@@ -3,8 +3,11 @@
 // take without it; and TRACEKIT_KERNEL_FEATURES ("-context_switch,-instances":
 // names as feature_table() and `tracekit features` give them), which makes
 // features count as missing whatever the host has: tests force every
-// fallback so. Probing the host is kernel/features.hpp's; this header is
-// what code at any layer (tracefs, perf) needs to honour the forcing.
+// fallback so. Probing the host is kernel/features.hpp's; this table is
+// what code at any layer (tracefs, syscalls, perf) needs to honour the
+// forcing, so it sits below tracefs (lib/LAYERS), while the probing, which
+// goes through tracefs, sits above it. Its namespace is still kernel's:
+// kernel::Feature is one name at every layer.
 #pragma once
 
 #include <cstdint>

@@ -4,7 +4,7 @@
 // under its identity (pid, range, offset, path). Kernel addresses go by the
 // module kallsyms gives them; each image's range and build-id are found
 // once.
-#include "report/mappings.hpp"
+#include "report/mapping_table.hpp"
 
 #include <algorithm>
 
