@@ -131,10 +131,10 @@ void BM_ReportToSvg(benchmark::State& state) {
   r.command = "profile -F 99 10";
   r.host = "bench";
   for (size_t k = 0; k < kStacks; ++k) {
-    output::Record rec;
+    report::Record rec;
     rec.comm = p.stacks[k][0];
     rec.pid = 1000 + static_cast<int64_t>(k % 20);
-    std::vector<output::Frame> frames;
+    std::vector<report::Frame> frames;
     for (size_t i = p.stacks[k].size() - 1; i > 0; --i)  // leaf first
       frames.push_back({0x400000 + i, p.stacks[k][i], 0, -1});
     rec.user = r.frames.stack(std::move(frames));

@@ -20,7 +20,7 @@
 #include <cstring>
 #include <iostream>
 
-#include "kernel/feature.hpp"
+#include "feature_table/feature_table.hpp"
 #include "util/exit_writes.hpp"
 #include "util/fd.hpp"
 #include "util/safe_file.hpp"
