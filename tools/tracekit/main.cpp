@@ -1,5 +1,6 @@
 // The multi-call binary: build/bin/<tool> are symlinks to it, and
 // "tracekit <tool> args..." works too.
+#include <algorithm>
 #include <cstring>
 #include <iostream>
 #include <string_view>
@@ -22,14 +23,36 @@ int run(const Tool& e, int argc, char** argv) {
   return out.finish(tracekit::session::finish(e.name, e.main(argc, argv)));
 }
 
+// The names column: as wide as the longest name, and a space.
+size_t name_width() {
+  size_t w = 0;
+  for (const auto& t : tracekit::session::tools()) {
+    w = std::max(w, t.name.size());
+    for (auto a : t.aliases) w = std::max(w, a.size());
+  }
+  return w + 1;
+}
+
 void list_row(std::ostream& out, std::string_view name, std::string_view summary) {
   out << "       ";
-  out.width(14);
+  out.width(static_cast<std::streamsize>(name_width()));
   out << std::left << name << "# " << summary << "\n";
+}
+
+// --list: the names that are links to this binary (tools and their
+// aliases), one a line: "for t in $(tracekit --list); do ln -s tracekit $t; done".
+int names(std::ostream& out) {
+  for (const auto& t : tracekit::session::tools()) {
+    if (t.command) continue;
+    out << t.name << "\n";
+    for (auto a : t.aliases) out << a << "\n";
+  }
+  return 0;
 }
 
 int list(std::ostream& out) {
   out << "USAGE: tracekit TOOL [args...]    (or run TOOL through its symlink)\n"
+         "       tracekit --list                (the tools' names, one a line)\n"
          "  tools:\n";
   for (const auto& t : tracekit::session::tools()) {
     if (t.command) continue;
@@ -64,6 +87,10 @@ int main(int argc, char** argv) {
   if (sub == "-h" || sub == "--help") {
     tracekit::cli::StdoutGuard out("tracekit");
     return out.finish(list(std::cout));
+  }
+  if (sub == "--list") {
+    tracekit::cli::StdoutGuard out("tracekit");
+    return out.finish(names(std::cout));
   }
   if (sub == "--version") {
     tracekit::cli::StdoutGuard out("tracekit");
