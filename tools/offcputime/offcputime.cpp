@@ -13,18 +13,12 @@
 #include "kernel/features.hpp"
 #include "offcputime/pairing.hpp"
 #include "offcputime/task_state.hpp"
+#include "perf/event.hpp"
 #include "perf/follow.hpp"
-#include "perf/per_cpu.hpp"
 #include "perf/process_events.hpp"
-#include "perf/sample.hpp"
-#include "perf/syscall_regs.hpp"
-#include "perf/user_unwind.hpp"
-#include "perf/task_names.hpp"
+#include "perf/stack_sampler.hpp"
 #include "report/stack_records.hpp"
-#include "symbols/kallsyms.hpp"
 #include "symbols/stack_roots.hpp"
-#include "symbols/tracing_frames.hpp"
-#include "symbols/user.hpp"
 #include "tracefs/event_format.hpp"
 #include "tracefs/filter.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -37,18 +31,6 @@ namespace {
 
 constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
                                  PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_RAW;
-// sched_switch can run at a hundred thousand times a second per CPU, each
-// record carrying up to 127 frames (about 300 bytes at 20): a reader kept
-// off the CPU for 30 ms by other work fills a 2 MiB ring (records lost in 3
-// of 17 runs of perf bench sched pipe on a loaded 2-CPU VM; none in 6 with
-// 8 MiB, at the same cost per switch). So: up to 32 MiB of rings in all,
-// each between 2 and 8 MiB (a power of two, as perf requires).
-constexpr size_t kRingBytesTotal = 32u << 20, kMinRingPages = 512, kMaxRingPages = 2048;
-size_t ring_pages(size_t cpus) {
-  size_t pages = kMinRingPages;
-  while (pages * 2 <= kMaxRingPages && pages * 2 * 4096 * cpus <= kRingBytesTotal) pages *= 2;
-  return pages;
-}
 // Events reach the rings within microseconds of their timestamps; everything
 // older than this behind the clock is in the rings when a drain starts.
 constexpr uint64_t kHorizonMarginNs = 20'000'000;
@@ -109,18 +91,14 @@ struct Tracer::Impl {
   std::optional<SwitchChains> chains;
   perf_event_attr sideband_attr{};
   std::vector<Fd> sideband;     // by ring index
-  uint64_t sideband_lost = 0;   // the own lost counts of closed dummy events
   std::vector<int> ring_of_cpu;  // CPU number -> ring index
   // Kernels without use_clockid (before 4.1): records carry perf's own
   // clock; the horizon follows the newest record time seen.
   bool monotonic = true;
   uint64_t newest = 0;
-  std::optional<perf::PerCpuEvents> events;
-  Fd syscall_regs;                   // perf::full_syscall_regs, held for the run
-  std::string syscall_regs_warning;  // ... or why not
-  perf::TaskNames names;  // unused names: comms come from prev_comm
-  symbols::UserSymbols user_syms;
-  std::unique_ptr<perf::ProcessEvents> process_events;  // refers to names and user_syms
+  // The events, their stacks and records (the names it keeps are unused:
+  // comms come from prev_comm).
+  std::optional<perf::StackSampler> sampler;
   aggregate::StackCounts counts;
   Pairer pairer;
   TimeOrder order;
@@ -149,17 +127,7 @@ struct Tracer::Impl {
   bool audit = false;
   std::vector<uint32_t> last_sample;
   uint64_t unsampled = 0;
-  uint64_t sample_type = 0;        // of every event sharing the rings
-  uint64_t lost = 0;
-  perf::CutStacks cut;
-  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
-  perf::ShortUserStacks short_user;             // fp: the hint
-  uint64_t undecodable = 0;
   int64_t started_ns = report::unix_now_ns();  // for the -o files' times
-  // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
-  // from kernel stacks as they come in.
-  symbols::KernelSymbols ksyms;
-  symbols::TracingFrames tracing{&ksyms};
 
   Impl(const Options& opts, tracefs::EventFormat f)
       : o(opts), format(std::move(f)), counts(opts.stack_storage, opts.hash_storage) {}
@@ -189,10 +157,10 @@ struct Tracer::Impl {
       close_sideband(i);
       return {};
     }
-    const int cpu = events->cpus()[i];
+    const int cpu = sampler->events().cpus()[i];
     auto fd = perf::open_event(sideband_attr, -1, cpu);
     if (!fd) return fd.error();
-    if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, events->ring_fd(i)) != 0)
+    if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, sampler->events().ring_fd(i)) != 0)
       return Error::from_errno("cannot share the ring of perf events",
                                "CPU " + std::to_string(cpu));
     sideband[i] = std::move(*fd);
@@ -200,10 +168,10 @@ struct Tracer::Impl {
   }
 
   // Closes ring i's dummy event, keeping its own lost count (the switch
-  // records it could not write) for lost().
+  // records it could not write) for the sampler's lost().
   void close_sideband(size_t i) {
     if (!sideband[i].valid()) return;
-    sideband_lost += events->own_lost(sideband[i].get());
+    sampler->lost_elsewhere(sampler->events().own_lost(sideband[i].get()));
     sideband[i] = Fd();
   }
 
@@ -211,22 +179,20 @@ struct Tracer::Impl {
     return static_cast<size_t>(ring_of_cpu[static_cast<size_t>(cpu)]);
   }
 
-  void consume(int cpu, const perf_event_header& h, std::span<const uint8_t> rec) {
+  void sampled(int cpu, const perf::Sample& smp) {
+    if (wakeup && common_type(smp.raw) == wakeup->id())
+      woken(smp);
+    else
+      switched_out(cpu, smp);
+  }
+
+  // The records that are neither samples nor process records.
+  void other(int cpu, const perf_event_header& h, std::span<const uint8_t> rec) {
     switch (h.type) {
-      case PERF_RECORD_SAMPLE: {
-        perf::Sample smp;
-        if (!perf::decode_sample(sample_type, rec, smp, perf::kUnwindRegsMask))
-          ++undecodable;
-        else if (wakeup && common_type(smp.raw) == wakeup->id())
-          woken(smp);
-        else
-          switched_out(cpu, smp);
-        return;
-      }
       case PERF_RECORD_SWITCH_CPU_WIDE: {
         perf::ContextSwitch cs;
-        if (!perf::decode_context_switch(sample_type, rec, cs)) {
-          ++undecodable;
+        if (!perf::decode_context_switch(sampler->attr().sample_type, rec, cs)) {
+          sampler->undecodable();
           return;
         }
         newest = std::max(newest, cs.time);
@@ -248,7 +214,6 @@ struct Tracer::Impl {
         if (chains) chains->lost(ring_index(cpu));
         return;
       default:
-        process_events->handle(h, rec);  // COMM, FORK, MMAP2
         return;
     }
   }
@@ -257,7 +222,7 @@ struct Tracer::Impl {
     auto prev = format.number(f_prev_pid, smp.raw);
     auto state = format.number(f_prev_state, smp.raw);
     if (!prev || !state) {
-      ++undecodable;
+      sampler->undecodable();
       return;
     }
     newest = std::max(newest, smp.time);
@@ -266,7 +231,7 @@ struct Tracer::Impl {
       // the same time; TimeOrder keeps arrival order for ties).
       auto next = format.number(f_next_pid, smp.raw);
       if (!next) {
-        ++undecodable;
+        sampler->undecodable();
         return;
       }
       if (chained) follow_chain(ring_index(cpu), *prev, *next, smp.time);
@@ -308,14 +273,9 @@ struct Tracer::Impl {
     if (counted && (o.user_threads_only || o.kernel_threads_only))
       counted = is_kernel_thread(e.tid) == o.kernel_threads_only;
     if (counted) {
-      auto chains = perf::split_callchain(smp.callchain);
-      cut.note(chains);
       // The switch-out is sampled in the switching task: its user registers
       // and stack.
-      if (unwinder && !o.kernel_stacks_only)
-        chains.user = unwinder->frames(smp);
-      else if (!o.kernel_stacks_only)
-        short_user.note(smp.pid, chains.user, user_syms);
+      const perf::SampleStacks stacks = sampler->stacks(smp);
       e.counted = true;
       e.start.time = smp.time;
       e.start.tgid = smp.pid;
@@ -325,12 +285,8 @@ struct Tracer::Impl {
       if (t.comm == UINT32_MAX || counts.comms.str(t.comm) != comm)
         t.comm = counts.comms.intern(comm);
       e.start.comm = t.comm;
-      if (!o.user_stacks_only)
-        t.kernel = e.start.kernel = side_again(t.kernel, tracing.strip(chains.kernel));
-      if (!o.kernel_stacks_only) {
-        t.user = e.start.user = side_again(t.user, chains.user);
-        if (!chains.user.empty()) user_syms.note_process(static_cast<pid_t>(smp.pid));
-      }
+      if (stacks.kernel) t.kernel = e.start.kernel = side_again(t.kernel, *stacks.kernel);
+      if (stacks.user) t.user = e.start.user = side_again(t.user, *stacks.user);
     }
     order.push(e);
   }
@@ -369,7 +325,7 @@ struct Tracer::Impl {
   void woken(const perf::Sample& smp) {
     auto pid = wakeup->number(f_wakeup_pid, smp.raw);
     if (!pid) {
-      ++undecodable;
+      sampler->undecodable();
       return;
     }
     newest = std::max(newest, smp.time);
@@ -405,11 +361,19 @@ struct Tracer::Impl {
     counts.counts.add({p->tid, p->start.comm, p->start.kernel, p->start.user}, us);
   }
 
-  void drain(uint64_t horizon) {
-    events->drain([this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
-      consume(cpu, h, r);
-    });
-    order.release(horizon, [this](const SchedEvent& e) { process(e); });
+  // Reads every ring (last: and what the sampler holds), then hands out
+  // the events older than horizon; none while the sampler holds records
+  // (older ones may be among them).
+  void drain(uint64_t horizon, bool last = false) {
+    auto on_sample = [this](int cpu, const perf::Sample& s) { sampled(cpu, s); };
+    auto on_other = [this](int cpu, const perf_event_header& h, std::span<const uint8_t> r) {
+      other(cpu, h, r);
+    };
+    if (last)
+      sampler->finish(on_sample, on_other);
+    else
+      sampler->drain(on_sample, on_other);
+    if (!sampler->holding()) order.release(horizon, [this](const SchedEvent& e) { process(e); });
   }
 };
 
@@ -428,17 +392,6 @@ Result<Tracer> Tracer::start(const Options& o) {
   auto format = tracefs::EventFormat::load(*dir, "sched", "sched_switch");
   if (!format) return format.error();
   auto t = std::make_unique<Impl>(o, std::move(*format));
-  // Stacks of tasks in a system call: the full user registers where the
-  // kernel's fast path would not save them (perf/syscall_regs.hpp).
-  if (!o.kernel_stacks_only) {
-    auto regs = perf::full_syscall_regs(*dir);
-    if (regs)
-      t->syscall_regs = std::move(*regs);
-    else
-      t->syscall_regs_warning = perf::syscall_regs_warning(regs.error());
-  }
-  if (!o.user_stacks_only)
-    if (auto k = symbols::KernelSymbols::load()) t->ksyms = std::move(*k);
   t->f_prev_pid = t->format.field("prev_pid");
   t->f_prev_state = t->format.field("prev_state");
   t->f_prev_comm = t->format.field("prev_comm");
@@ -473,25 +426,19 @@ Result<Tracer> Tracer::start(const Options& o) {
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
   }
-  // dwarf: the kernel's callchain gives the kernel side only; the user side
-  // is unwound from the sampled registers and stack.
-  const bool dwarf = o.call_graph.dwarf();
-  perf::request_callchains(attr, !o.user_stacks_only, !o.kernel_stacks_only && !dwarf);
-  if (dwarf)
-    if (auto st = perf::request_user_stack(attr, o.call_graph); !st) return st.error();
-  attr.watermark = 1;
-  const size_t pages = ring_pages(cpus->size());
-  attr.wakeup_watermark = static_cast<uint32_t>(pages * 4096 / 4);
-  // FORK, MMAP2: mappings of processes gone by the time their stacks are
-  // resolved.
-  perf::request_process_events(attr);
-  auto events = perf::PerCpuEvents::open(attr, *cpus, -1, pages);
-  if (!events) return events.error();
-  t->events.emplace(std::move(*events));
-  t->process_events = std::make_unique<perf::ProcessEvents>(t->names, t->user_syms, attr);
-  t->cut = perf::CutStacks(attr);
-  if (dwarf) t->unwinder.emplace(o.call_graph, attr, t->user_syms);
-  t->sample_type = attr.sample_type;
+  perf::SamplerOptions so;
+  so.kernel = !o.user_stacks_only;
+  so.user = !o.kernel_stacks_only;
+  so.call_graph = o.call_graph;
+  // The tracepoint's own frames (perf_trace_sched_switch, ...) are stripped
+  // from kernel stacks as they come in.
+  so.strip_tracing = true;
+  so.lost_hint = "the off-CPU periods around them were not counted";
+  if (auto st = perf::StackSampler::prepare(attr, so, cpus->size()); !st) return st.error();
+  auto sampler = perf::StackSampler::open(attr, *cpus, std::move(so));
+  if (!sampler) return sampler.error();
+  t->sampler.emplace(std::move(*sampler));
+  perf::PerCpuEvents& events = t->sampler->events();
   // Only the switch-outs of the traced threads are sampled; the switch-in
   // records are side-band and not filtered. A perf tracepoint event takes
   // one filter for its life (ftrace_profile_set_filter() refuses a second
@@ -507,7 +454,7 @@ Result<Tracer> Tracer::start(const Options& o) {
   else if (o.tid)
     filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
   if (!filter.empty())
-    if (auto st = t->events->set_filter(filter); !st) return st.error();
+    if (auto st = events.set_filter(filter); !st) return st.error();
   if (!t->switch_records) {
     // Wake-ups end the periods whose switch-in the tracepoint misses
     // (offcpu/pairing.hpp); added after the filter, which is sched_switch's.
@@ -521,7 +468,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     perf_event_attr w = attr;
     w.config = static_cast<uint64_t>(t->wakeup->id());
     perf::drop_process_events(w);  // (the first event writes those)
-    if (auto st = t->events->add(w); !st) return st.error();
+    if (auto st = events.add(w); !st) return st.error();
   }
   if (follow) {
     // The process's switch-outs come from events of its own threads,
@@ -532,7 +479,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     thread.inherit = 1;
     thread.context_switch = 0;
     perf::drop_process_events(thread);
-    auto followed = perf::follow_process(*t->events, {thread}, *o.pid);
+    auto followed = perf::follow_process(events, {thread}, *o.pid);
     if (!followed) return followed.error();
     t->followed = std::move(*followed);
     t->audit = true;
@@ -545,7 +492,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     // its ring, before the samples begin; SwitchChains drops them where the
     // tracepoint proves enough.
     perf_event_attr& sb = t->sideband_attr;
-    sb = t->events->counting_lost(attr);  // own_lost() reads its count
+    sb = events.counting_lost(attr);  // own_lost() reads its count
     sb.type = PERF_TYPE_SOFTWARE;
     sb.config = PERF_COUNT_SW_DUMMY;
     sb.sample_period = 0;
@@ -554,7 +501,7 @@ Result<Tracer> Tracer::start(const Options& o) {
     sb.wakeup_events = 0;
     sb.context_switch = 1;
     perf::drop_process_events(sb);
-    const auto& ring_cpus = t->events->cpus();
+    const auto& ring_cpus = events.cpus();
     t->sideband.resize(ring_cpus.size());
     const int max_cpu = *std::max_element(ring_cpus.begin(), ring_cpus.end());
     t->ring_of_cpu.assign(static_cast<size_t>(max_cpu) + 1, 0);
@@ -564,17 +511,17 @@ Result<Tracer> Tracer::start(const Options& o) {
     }
     t->chains.emplace(ring_cpus.size());
   }
-  if (auto st = t->events->enable(); !st) return st.error();
-  // The traced process exists now: its mappings are read while it does,
-  // for its samples may be read after it has exited (no MMAP2 records come
-  // for what it mapped before the events were enabled).
-  if (o.pid && !o.kernel_stacks_only) t->user_syms.note_process(*o.pid);
+  // The traced process's mappings are read while it lives (no MMAP2
+  // records come for what it mapped before the events were enabled).
+  if (auto st = t->sampler->enable(o.pid ? std::vector<int>{*o.pid} : std::vector<int>{}, false);
+      !st)
+    return st.error();
   return Tracer(std::move(t));
 }
 
 void Tracer::poll(int timeout_ms) {
   Impl& m = *impl_;
-  m.events->wait(timeout_ms);
+  m.sampler->events().wait(timeout_ms);
   if (m.monotonic) {
     uint64_t now = monotonic_ns();
     m.drain(now > kHorizonMarginNs ? now - kHorizonMarginNs : 0);
@@ -588,10 +535,9 @@ void Tracer::poll(int timeout_ms) {
 
 void Tracer::stop() {
   Impl& m = *impl_;
-  (void)m.events->disable();
+  (void)m.sampler->events().disable();
   for (size_t i = 0; i < m.sideband.size(); ++i) m.close_sideband(i);
-  m.drain(UINT64_MAX);
-  m.lost = m.events->lost(m.sideband_lost);
+  m.drain(UINT64_MAX, /*last=*/true);
 }
 
 void Tracer::report(std::ostream& out, std::ostream& err) {
@@ -607,21 +553,18 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   p.tool = "offcputime";
   p.value_unit = report::Unit::kMicroseconds;
   p.start_unix_ns = m.started_ns;
-  p.totals.lost_events = m.lost;
-  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
+  p.totals.lost_events = m.sampler->lost();
+  p.totals.truncated_stacks = m.sampler->truncated();
   // Keys hold thread IDs; user stacks resolve in their process.
   p.symbol_pid = [&m](uint32_t tid) {
     auto it = m.threads.find(tid);
     return it == m.threads.end() ? tid : it->second.tgid;
   };
-  err << m.syscall_regs_warning;
-  report::Report r = report::build_report(m.counts, &m.user_syms, p, err);
+  m.sampler->warn_before(err);
+  report::Report r = report::build_report(m.counts, &m.sampler->user_symbols(), p, err);
   symbols::trim_past_stack_roots(r.records, r.frames);
   report::print_report(out, err, r, p);
-  if (m.lost > 0)
-    err << "WARNING: " << m.lost
-        << " scheduler events lost (ring buffer overflow); the periods around them were not "
-           "counted.\n";
+  m.sampler->warn(err);
   if (m.chains && m.chains->missed() > 0)
     err << "WARNING: " << m.chains->missed()
         << " off-CPU periods may end early: sched_switch missed their switch-ins on a CPU "
@@ -633,10 +576,6 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   if (m.pairer.unended() > 0)
     err << "WARNING: " << m.pairer.unended()
         << " off-CPU periods were not counted: their thread's switch-in was never reported.\n";
-  if (m.undecodable > 0) err << "WARNING: " << m.undecodable << " records could not be decoded.\n";
-  m.cut.warn(err);
-  if (m.unwinder) m.unwinder->warn(err);
-  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::offcpu
