@@ -1,6 +1,5 @@
 #include "offcputime/offcputime.hpp"
 
-#include <sys/ioctl.h>
 #include <time.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "aggregate/stack_counts.hpp"
 #include "kernel/features.hpp"
 #include "offcputime/pairing.hpp"
+#include "offcputime/switch_records.hpp"
 #include "offcputime/task_state.hpp"
 #include "perf/event.hpp"
 #include "perf/follow.hpp"
@@ -34,10 +34,26 @@ constexpr uint64_t kSampleType = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPL
 // Events reach the rings within microseconds of their timestamps; everything
 // older than this behind the clock is in the rings when a drain starts.
 constexpr uint64_t kHorizonMarginNs = 20'000'000;
-constexpr uint32_t kPfKthread = 0x00200000;
 // -p: the per-CPU events sample no switch-out (no task has a negative pid);
 // they stay for the switch-in records and the rings.
 constexpr const char* kNeverFilter = "prev_pid < 0";
+
+// The filter of the sched_switch events. Only the switch-outs of the
+// traced threads are sampled; the switch-in records are side-band and not
+// filtered. A perf tracepoint event takes one filter for its life
+// (ftrace_profile_set_filter() refuses a second with EEXIST): set once,
+// before anything else shares the rings. Without switch records every
+// switch into a traced thread is sampled too (the idle task's included):
+// -t filters on both ends, the rest in user space. Chained (system-wide),
+// every switch is sampled, the idle task's included: they carry the
+// switch-ins. "": no filter.
+std::string switch_filter(const Options& o, bool switch_records, bool chained) {
+  if (switch_records && !chained)
+    return o.tid ? tracefs::equals_any("prev_pid", {*o.tid}) : kNeverFilter;
+  if (o.tid)
+    return "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
+  return "";
+}
 
 uint64_t monotonic_ns() {
   timespec ts;
@@ -85,13 +101,9 @@ struct Tracer::Impl {
   bool switch_records = true;
   // System-wide with switch records: switch-ins from next_pid too, every
   // switch sampled, and switch records only on the CPUs that need them
-  // (offcpu/pairing.hpp, SwitchChains): a dummy event per CPU writes them
-  // into its ring while sideband[i] is open.
+  // (offcputime/switch_records.hpp).
   bool chained = false;
-  std::optional<SwitchChains> chains;
-  perf_event_attr sideband_attr{};
-  std::vector<Fd> sideband;     // by ring index
-  std::vector<int> ring_of_cpu;  // CPU number -> ring index
+  std::optional<SwitchRecords> switches;
   // Kernels without use_clockid (before 4.1): records carry perf's own
   // clock; the horizon follows the newest record time seen.
   bool monotonic = true;
@@ -103,7 +115,7 @@ struct Tracer::Impl {
   Pairer pairer;
   TimeOrder order;
   TaskStates states{format};  // refers to format
-  std::unordered_map<uint32_t, bool> kthread;
+  KernelThreads kthreads;  // -u, -k
   // By counted thread: its tgid, and the name and stacks of its last
   // counted switch-out, which its next one (a thread blocking where it
   // blocked before) can take without hashing them (side_again()).
@@ -131,53 +143,6 @@ struct Tracer::Impl {
 
   Impl(const Options& opts, tracefs::EventFormat f)
       : o(opts), format(std::move(f)), counts(opts.stack_storage, opts.hash_storage) {}
-
-  bool is_kernel_thread(uint32_t tid) {
-    auto it = kthread.find(tid);
-    if (it != kthread.end()) return it->second;
-    bool k = false;
-    // /proc/TID/stat: "pid (comm) state ppid ... flags" with flags the 9th
-    // field; comm may hold spaces and parentheses, so count from the last ')'.
-    auto stat = read_file("/proc/" + std::to_string(tid) + "/stat");
-    if (stat) {
-      auto close = stat->rfind(')');
-      if (close != std::string::npos) {
-        auto fields = split(trim(std::string_view(*stat).substr(close + 1)), ' ');
-        if (fields.size() > 6)
-          if (auto flags = parse_int<uint32_t>(fields[6])) k = (*flags & kPfKthread) != 0;
-      }
-    }
-    kthread.emplace(tid, k);
-    return k;
-  }
-
-  // The dummy event writing switch records into ring i, on or off.
-  Status set_sideband(size_t i, bool on) {
-    if (!on) {
-      close_sideband(i);
-      return {};
-    }
-    const int cpu = sampler->events().cpus()[i];
-    auto fd = perf::open_event(sideband_attr, -1, cpu);
-    if (!fd) return fd.error();
-    if (::ioctl(fd->get(), PERF_EVENT_IOC_SET_OUTPUT, sampler->events().ring_fd(i)) != 0)
-      return Error::from_errno("cannot share the ring of perf events",
-                               "CPU " + std::to_string(cpu));
-    sideband[i] = std::move(*fd);
-    return {};
-  }
-
-  // Closes ring i's dummy event, keeping its own lost count (the switch
-  // records it could not write) for the sampler's lost().
-  void close_sideband(size_t i) {
-    if (!sideband[i].valid()) return;
-    sampler->lost_elsewhere(sampler->events().own_lost(sideband[i].get()));
-    sideband[i] = Fd();
-  }
-
-  size_t ring_index(int cpu) const {
-    return static_cast<size_t>(ring_of_cpu[static_cast<size_t>(cpu)]);
-  }
 
   void sampled(int cpu, const perf::Sample& smp) {
     if (wakeup && common_type(smp.raw) == wakeup->id())
@@ -211,7 +176,7 @@ struct Tracer::Impl {
         // it, then forget every open period.
         order.release_all([this](const SchedEvent& e) { process(e); });
         pairer.reset();
-        if (chains) chains->lost(ring_index(cpu));
+        if (switches) switches->lost(cpu);
         return;
       default:
         return;
@@ -234,7 +199,7 @@ struct Tracer::Impl {
         sampler->undecodable();
         return;
       }
-      if (chained) follow_chain(ring_index(cpu), *prev, *next, smp.time);
+      if (chained) follow_chain(cpu, *prev, *next, smp.time);
       if (*prev != 0) switched_out_task(smp, *prev, *state);
       if (*next != 0) {
         SchedEvent in;
@@ -271,7 +236,7 @@ struct Tracer::Impl {
     if (counted && o.tid) counted = e.tid == static_cast<uint32_t>(*o.tid);
     if (counted && o.state) counted = *o.state == 0 ? st.bits == 0 : (st.bits & *o.state) != 0;
     if (counted && (o.user_threads_only || o.kernel_threads_only))
-      counted = is_kernel_thread(e.tid) == o.kernel_threads_only;
+      counted = kthreads.is(e.tid) == o.kernel_threads_only;
     if (counted) {
       // The switch-out is sampled in the switching task: its user registers
       // and stack.
@@ -303,21 +268,16 @@ struct Tracer::Impl {
     return counts.side(frames);
   }
 
-  // The chain of ring i's switches (offcpu/pairing.hpp, SwitchChains):
-  // a switch-in it missed, and its switch records on or off.
-  void follow_chain(size_t i, uint64_t prev, uint64_t next, uint64_t time) {
-    auto l = chains->link(i, static_cast<uint32_t>(prev), static_cast<uint32_t>(next), time,
-                          sideband[i].valid());
-    if (l.missed_since) {
-      SchedEvent in;
-      in.kind = SchedEvent::kSwitchIn;
-      in.time = *l.missed_since;
-      in.tid = static_cast<uint32_t>(prev);
-      order.push(in);
-    }
-    if (l.action == SwitchChains::Action::kNone) return;
-    // A failure to reopen leaves the CPU as it is: its misses are counted.
-    (void)set_sideband(i, l.action == SwitchChains::Action::kRestoreRecords);
+  // The chain of cpu's switches (offcputime/switch_records.hpp): a
+  // switch-in it missed.
+  void follow_chain(int cpu, uint64_t prev, uint64_t next, uint64_t time) {
+    auto since = switches->link(cpu, static_cast<uint32_t>(prev), static_cast<uint32_t>(next), time);
+    if (!since) return;
+    SchedEvent in;
+    in.kind = SchedEvent::kSwitchIn;
+    in.time = *since;
+    in.tid = static_cast<uint32_t>(prev);
+    order.push(in);
   }
 
   // A sched_wakeup sample (kernels without switch records): see
@@ -359,6 +319,41 @@ struct Tracer::Impl {
     uint64_t us = p->duration_ns() / 1000;
     if (us < o.min_us || us > o.max_us) return;
     counts.counts.add({p->tid, p->start.comm, p->start.kernel, p->start.user}, us);
+  }
+
+  // Wake-ups end the periods whose switch-in the tracepoint misses
+  // (offcpu/pairing.hpp): sched_wakeup sampled into the same rings, added
+  // after the filter, which is sched_switch's. like: sched_switch's attr.
+  Status add_wakeups(const std::string& tracing_dir, const perf_event_attr& like) {
+    auto format = tracefs::EventFormat::load(tracing_dir, "sched", "sched_wakeup");
+    if (!format) return format.error();
+    wakeup.emplace(std::move(*format));
+    f_wakeup_pid = wakeup->field("pid");
+    if (!f_wakeup_pid)
+      return Error{0, "sched:sched_wakeup lacks pid", {},
+                   "this kernel's tracepoint format is not supported"};
+    perf_event_attr w = like;
+    w.config = static_cast<uint64_t>(wakeup->id());
+    perf::drop_process_events(w);  // (the first event writes those)
+    return sampler->events().add(w);
+  }
+
+  // -p: the process's switch-outs come from events of its own threads,
+  // inherited by the threads it starts (perf/follow.hpp): the same
+  // sched_switch as like, sampled the same way, without the side-band
+  // records the per-CPU events already write.
+  Status follow(const perf_event_attr& like, const std::vector<int>& cpus) {
+    perf_event_attr thread = like;
+    thread.inherit = 1;
+    thread.context_switch = 0;
+    perf::drop_process_events(thread);
+    auto f = perf::follow_process(sampler->events(), {thread}, *o.pid);
+    if (!f) return f.error();
+    followed = std::move(*f);
+    audit = true;
+    last_sample.assign(static_cast<size_t>(*std::max_element(cpus.begin(), cpus.end())) + 1,
+                       kNoSampleYet);
+    return {};
   }
 
   // Reads every ring (last: and what the sampler holds), then hands out
@@ -439,77 +434,17 @@ Result<Tracer> Tracer::start(const Options& o) {
   if (!sampler) return sampler.error();
   t->sampler.emplace(std::move(*sampler));
   perf::PerCpuEvents& events = t->sampler->events();
-  // Only the switch-outs of the traced threads are sampled; the switch-in
-  // records are side-band and not filtered. A perf tracepoint event takes
-  // one filter for its life (ftrace_profile_set_filter() refuses a second
-  // with EEXIST): set once, before anything else shares the rings.
-  // Without switch records every switch into a traced thread is sampled too
-  // (the idle task's included): -t filters on both ends, the rest in user
-  // space.
-  // Chained (system-wide), every switch is sampled, the idle task's
-  // included: they carry the switch-ins.
-  std::string filter;
-  if (t->switch_records && !t->chained)
-    filter = o.tid ? tracefs::equals_any("prev_pid", {*o.tid}) : kNeverFilter;
-  else if (o.tid)
-    filter = "prev_pid == " + std::to_string(*o.tid) + " || next_pid == " + std::to_string(*o.tid);
-  if (!filter.empty())
+  if (auto filter = switch_filter(o, t->switch_records, t->chained); !filter.empty())
     if (auto st = events.set_filter(filter); !st) return st.error();
-  if (!t->switch_records) {
-    // Wake-ups end the periods whose switch-in the tracepoint misses
-    // (offcpu/pairing.hpp); added after the filter, which is sched_switch's.
-    auto wakeup = tracefs::EventFormat::load(*dir, "sched", "sched_wakeup");
-    if (!wakeup) return wakeup.error();
-    t->wakeup.emplace(std::move(*wakeup));
-    t->f_wakeup_pid = t->wakeup->field("pid");
-    if (!t->f_wakeup_pid)
-      return Error{0, "sched:sched_wakeup lacks pid", {},
-                   "this kernel's tracepoint format is not supported"};
-    perf_event_attr w = attr;
-    w.config = static_cast<uint64_t>(t->wakeup->id());
-    perf::drop_process_events(w);  // (the first event writes those)
-    if (auto st = events.add(w); !st) return st.error();
-  }
-  if (follow) {
-    // The process's switch-outs come from events of its own threads,
-    // inherited by the threads it starts (perf/follow.hpp): the same
-    // sched_switch, sampled the same way, without the side-band records the
-    // per-CPU events already write.
-    perf_event_attr thread = attr;
-    thread.inherit = 1;
-    thread.context_switch = 0;
-    perf::drop_process_events(thread);
-    auto followed = perf::follow_process(events, {thread}, *o.pid);
-    if (!followed) return followed.error();
-    t->followed = std::move(*followed);
-    t->audit = true;
-    t->last_sample.assign(
-        static_cast<size_t>(*std::max_element(cpus->begin(), cpus->end())) + 1,
-        Impl::kNoSampleYet);
-  }
+  if (!t->switch_records)
+    if (auto st = t->add_wakeups(*dir, attr); !st) return st.error();
+  if (follow)
+    if (auto st = t->follow(attr, *cpus); !st) return st.error();
   if (t->chained) {
-    // Every CPU starts with switch records, written by a dummy event into
-    // its ring, before the samples begin; SwitchChains drops them where the
-    // tracepoint proves enough.
-    perf_event_attr& sb = t->sideband_attr;
-    sb = events.counting_lost(attr);  // own_lost() reads its count
-    sb.type = PERF_TYPE_SOFTWARE;
-    sb.config = PERF_COUNT_SW_DUMMY;
-    sb.sample_period = 0;
-    sb.disabled = 0;
-    sb.watermark = 0;
-    sb.wakeup_events = 0;
-    sb.context_switch = 1;
-    perf::drop_process_events(sb);
-    const auto& ring_cpus = events.cpus();
-    t->sideband.resize(ring_cpus.size());
-    const int max_cpu = *std::max_element(ring_cpus.begin(), ring_cpus.end());
-    t->ring_of_cpu.assign(static_cast<size_t>(max_cpu) + 1, 0);
-    for (size_t i = 0; i < ring_cpus.size(); ++i) {
-      t->ring_of_cpu[static_cast<size_t>(ring_cpus[i])] = static_cast<int>(i);
-      if (auto st = t->set_sideband(i, true); !st) return st.error();
-    }
-    t->chains.emplace(ring_cpus.size());
+    // Every CPU starts with switch records, before the samples begin.
+    auto switches = SwitchRecords::start(*t->sampler, attr);
+    if (!switches) return switches.error();
+    t->switches.emplace(std::move(*switches));
   }
   // The traced process's mappings are read while it lives (no MMAP2
   // records come for what it mapped before the events were enabled).
@@ -536,7 +471,7 @@ void Tracer::poll(int timeout_ms) {
 void Tracer::stop() {
   Impl& m = *impl_;
   (void)m.sampler->events().disable();
-  for (size_t i = 0; i < m.sideband.size(); ++i) m.close_sideband(i);
+  if (m.switches) m.switches->close();
   m.drain(UINT64_MAX, /*last=*/true);
 }
 
@@ -565,8 +500,8 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   symbols::trim_past_stack_roots(r.records, r.frames);
   report::print_report(out, err, r, p);
   m.sampler->warn(err);
-  if (m.chains && m.chains->missed() > 0)
-    err << "WARNING: " << m.chains->missed()
+  if (m.switches && m.switches->missed() > 0)
+    err << "WARNING: " << m.switches->missed()
         << " off-CPU periods may end early: sched_switch missed their switch-ins on a CPU "
            "without switch records (each ends at the CPU's last switch seen before).\n";
   if (m.unsampled > 0)
