@@ -148,6 +148,138 @@ struct Counter::Impl {
     count(s.pid, s.tid, s.cpu, st.kernel, st.user);
   }
 
+  // Which stacks, from where (o.backend, auto: perf for user stacks where
+  // the probes allow it); notes about the choice go to warn.
+  Result<session::Backend> choose_backend(std::ostream& warn) {
+    bool want_user = !o.kernel_only;
+    bool want_kernel = !o.user_only;
+    session::Backend backend = o.backend;
+    bool needs_ftrace = !trace->probes().functions().empty();
+    if (needs_ftrace && backend == session::Backend::kPerf)
+      return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
+                   "it has no kprobes; the function tracer needs --backend ftrace"};
+    if (backend == session::Backend::kAuto)
+      backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
+    if (backend == session::Backend::kFtrace && o.call_graph.dwarf())
+      return Error{0, "--call-graph dwarf needs the perf backend", {},
+                   needs_ftrace ? "these functions can only be traced by the function tracer"
+                                : "drop --backend ftrace"};
+    if (backend == session::Backend::kFtrace && want_user) {
+      if (o.user_only)
+        return Error{0, "user stacks (-U) need the perf backend", {},
+                     needs_ftrace ? "kernel functions on this kernel can only be traced by the "
+                                    "function tracer: use -K"
+                                  : "drop --backend ftrace"};
+      warn << "stackcount: "
+           << (needs_ftrace ? "no kprobes in this kernel: tracing with the function tracer, "
+                            : "the ftrace backend reads ")
+           << "kernel stacks only\n";
+      want_user = false;
+    }
+    kernel_stacks = want_kernel;
+    user_stacks = want_user;
+    return backend;
+  }
+
+  // What the perf backend's samples carry besides the stacks, for targets.
+  void perf_samples(const std::vector<probe::Target>& targets, std::ostream& warn) {
+    // Frame-pointer user stacks of probes at functions' entries miss the
+    // callers: the stack top names them (x86_64: the return address is
+    // there at a function's first instruction).
+    const bool at_entry =
+        std::all_of(targets.begin(), targets.end(), [](const probe::Target& t) { return t.at_entry; });
+#if defined(__x86_64__)
+    if (user_stacks && !o.call_graph.dwarf() && at_entry) {
+      auto& features = kernel::Features::host();
+      entry_callers = features.has(kernel::Feature::kUserStack);
+      if (!entry_callers)
+        warn << "stackcount: the callers of the probed functions are missing from the user stacks: "
+             << features.missing(kernel::Feature::kUserStack).message << "\n";
+      size_t framed = std::count_if(targets.begin(), targets.end(),
+                                    [](const probe::Target& t) { return t.frame_entry; });
+      frame_entry = framed == 0                ? FrameEntry::kNone
+                    : framed == targets.size() ? FrameEntry::kAll
+                                               : FrameEntry::kSome;
+    }
+#endif
+    if (std::all_of(targets.begin(), targets.end(),
+                    [](const probe::Target& t) {
+                      return t.kind == probe::Kind::kTracepoint && t.system == syscalls::kSystem;
+                    }) &&
+        std::any_of(targets.begin(), targets.end(),
+                    [](const probe::Target& t) { return t.syscall_nr >= 0; })) {
+      auto& features = kernel::Features::host();
+      drop_compat = features.has(kernel::Feature::kUserStack);
+      if (!drop_compat)
+        warn << "stackcount: 32-bit processes' system calls are counted too, as the calls of the "
+                "same numbers: "
+             << features.missing(kernel::Feature::kUserStack).message << "\n";
+    }
+  }
+
+  Status read_with_ftrace(session::CaptureOptions co, const std::string& tracing_dir,
+                          const std::vector<probe::Target>& targets, std::ostream& warn) {
+    const bool want_kernel = kernel_stacks;
+    co.stacks = want_kernel;
+    // Kprobes' stacks from the stacktrace option, which unwinds from the
+    // probe's registers: a stacktrace trigger unwinds from the trigger's
+    // own code, through the kprobe's ftrace trampoline, and gave no frame at
+    // all on 4.4 and "ftrace_ops_assist_func [unknown] [unknown]" on 4.14
+    // (4.19 and later get through; seen in the VM tier). The option's stack
+    // starts at the probed function there, and before its caller's caller
+    // with frame pointers (entry_frame.hpp). Not kretprobes: with the option
+    // 6.1 recorded no kretprobe event at all (stackcount -K r::vfs_read
+    // counted 0 of 30), and their triggers' stacks work there.
+    co.stack_option = std::any_of(targets.begin(), targets.end(), [](const probe::Target& t) {
+      return t.kind == probe::Kind::kKernel;
+    });
+    co.event_formats = false;  // on_ftrace reads the pid and the stack only
+    // The instance's ring as big as the perf backend's (perf::ring_pages):
+    // 8 MiB per CPU on up to 4 CPUs, where the kernel's default is 1.4 MiB.
+    // Two unpaced loops on 2 CPUs overran the default by 6,232 events of 2 M.
+    const auto online = perf::online_cpus();
+    co.buffer_kb = perf::ring_pages(online ? online->size() : 1) *
+                   (static_cast<size_t>(getpagesize()) / 1024);
+    if (auto st = trace->read_with_ftrace(co, warn); !st) return st.error();
+    ftrace = trace->ftrace();
+    if (o.per_pid) {
+      saved_comms.emplace(tracing_dir);
+      ftrace_names.note_existing(
+          o.pid ? std::optional<uint32_t>(static_cast<uint32_t>(*o.pid)) : std::nullopt);
+    }
+    if (want_kernel) {
+      entry_kprobes = entry_kprobe_ids(trace->probes(), targets);
+      if (!trace->probes().functions().empty())
+        function_event = function_event_id(tracing_dir);
+      if (!entry_kprobes.empty() || function_event >= 0)
+        if (auto k = symbols::KernelSymbols::load()) ksyms = std::move(*k);
+    }
+    return {};
+  }
+
+  Status read_with_perf(session::CaptureOptions co) {
+    const bool want_kernel = kernel_stacks, want_user = user_stacks;
+    co.regs_abi = drop_compat;
+    if (auto st = trace->read_with_perf(co, want_kernel && !raw_syscalls, want_user); !st)
+      return st.error();
+    perf = trace->perf();
+    perf::SamplerOptions so;
+    so.kernel = want_kernel;
+    so.user = want_user;
+    so.call_graph = o.call_graph;
+    so.strip_tracing = !raw_syscalls;
+    // Its events are probes: uprobes (taken with the full registers) and
+    // tracepoints, the syscall ones on the slow path already; and finding
+    // out whether the kernel has a fast path would read /proc/kallsyms
+    // (40-90 ms of a start-up that takes less).
+    so.syscall_regs = false;
+    sampler.emplace(perf->events(), perf->attr(), std::move(so));
+    // The traced process's mappings are read while it lives, and with -P
+    // its name (every task's without -p): tasks that existed before the
+    // events were enabled get no MMAP2 or COMM record.
+    return sampler->enable(o.pid ? std::vector<int>{*o.pid} : std::vector<int>{}, o.per_pid);
+  }
+
   void drain(bool last) {
     auto sampled = [this](int, const perf::Sample& s) { on_sample(s); };
     auto other = [](int, const perf_event_header&, std::span<const uint8_t>) {};
@@ -205,133 +337,19 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   if (!trace) return trace.error();
   impl->trace.emplace(std::move(*trace));
 
-  // Which stacks, from where.
-  bool want_user = !o.kernel_only;
-  bool want_kernel = !o.user_only;
-  session::Backend backend = o.backend;
-  bool needs_ftrace = !impl->trace->probes().functions().empty();
-  if (needs_ftrace && backend == session::Backend::kPerf)
-    return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
-                 "it has no kprobes; the function tracer needs --backend ftrace"};
-  if (backend == session::Backend::kAuto)
-    backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
-  if (backend == session::Backend::kFtrace && o.call_graph.dwarf())
-    return Error{0, "--call-graph dwarf needs the perf backend", {},
-                 needs_ftrace ? "these functions can only be traced by the function tracer"
-                              : "drop --backend ftrace"};
-  if (backend == session::Backend::kFtrace && want_user) {
-    if (o.user_only)
-      return Error{0, "user stacks (-U) need the perf backend", {},
-                   needs_ftrace ? "kernel functions on this kernel can only be traced by the "
-                                  "function tracer: use -K"
-                                : "drop --backend ftrace"};
-    warn << "stackcount: "
-         << (needs_ftrace ? "no kprobes in this kernel: tracing with the function tracer, "
-                          : "the ftrace backend reads ")
-         << "kernel stacks only\n";
-    want_user = false;
-  }
-  impl->kernel_stacks = want_kernel;
-  impl->user_stacks = want_user;
-  // Frame-pointer user stacks of probes at functions' entries miss the
-  // callers: the stack top names them (x86_64: the return address is
-  // there at a function's first instruction).
-  const bool at_entry =
-      std::all_of(targets->begin(), targets->end(), [](const probe::Target& t) { return t.at_entry; });
-#if defined(__x86_64__)
-  if (backend == session::Backend::kPerf && want_user && !o.call_graph.dwarf() && at_entry) {
-    auto& features = kernel::Features::host();
-    impl->entry_callers = features.has(kernel::Feature::kUserStack);
-    if (!impl->entry_callers)
-      warn << "stackcount: the callers of the probed functions are missing from the user stacks: "
-           << features.missing(kernel::Feature::kUserStack).message << "\n";
-    size_t framed = std::count_if(targets->begin(), targets->end(),
-                                  [](const probe::Target& t) { return t.frame_entry; });
-    impl->frame_entry = framed == 0                 ? Impl::FrameEntry::kNone
-                        : framed == targets->size() ? Impl::FrameEntry::kAll
-                                                    : Impl::FrameEntry::kSome;
-  }
-#endif
-
-  if (backend == session::Backend::kPerf &&
-      std::all_of(targets->begin(), targets->end(),
-                  [](const probe::Target& t) {
-                    return t.kind == probe::Kind::kTracepoint && t.system == syscalls::kSystem;
-                  }) &&
-      std::any_of(targets->begin(), targets->end(),
-                  [](const probe::Target& t) { return t.syscall_nr >= 0; })) {
-    auto& features = kernel::Features::host();
-    impl->drop_compat = features.has(kernel::Feature::kUserStack);
-    if (!impl->drop_compat)
-      warn << "stackcount: 32-bit processes' system calls are counted too, as the calls of the "
-              "same numbers: "
-           << features.missing(kernel::Feature::kUserStack).message << "\n";
-  }
+  auto backend = impl->choose_backend(warn);
+  if (!backend) return backend.error();
+  if (*backend == session::Backend::kPerf) impl->perf_samples(*targets, warn);
 
   session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
   co.call_graph = o.call_graph;
   co.entry_callers = impl->entry_callers;
-  if (backend == session::Backend::kFtrace) {
-    co.stacks = want_kernel;
-    // Kprobes' stacks from the stacktrace option, which unwinds from the
-    // probe's registers: a stacktrace trigger unwinds from the trigger's
-    // own code, through the kprobe's ftrace trampoline, and gave no frame at
-    // all on 4.4 and "ftrace_ops_assist_func [unknown] [unknown]" on 4.14
-    // (4.19 and later get through; seen in the VM tier). The option's stack
-    // starts at the probed function there, and before its caller's caller
-    // with frame pointers (entry_frame.hpp). Not kretprobes: with the option
-    // 6.1 recorded no kretprobe event at all (stackcount -K r::vfs_read
-    // counted 0 of 30), and their triggers' stacks work there.
-    co.stack_option = std::any_of(targets->begin(), targets->end(), [](const probe::Target& t) {
-      return t.kind == probe::Kind::kKernel;
-    });
-    co.event_formats = false;  // on_ftrace reads the pid and the stack only
-    // The instance's ring as big as the perf backend's (perf::ring_pages):
-    // 8 MiB per CPU on up to 4 CPUs, where the kernel's default is 1.4 MiB.
-    // Two unpaced loops on 2 CPUs overran the default by 6,232 events of 2 M.
-    const auto online = perf::online_cpus();
-    co.buffer_kb = perf::ring_pages(online ? online->size() : 1) *
-                   (static_cast<size_t>(getpagesize()) / 1024);
-    if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
-    impl->ftrace = impl->trace->ftrace();
-    if (o.per_pid) {
-      impl->saved_comms.emplace(*dir);
-      impl->ftrace_names.note_existing(
-          o.pid ? std::optional<uint32_t>(static_cast<uint32_t>(*o.pid)) : std::nullopt);
-    }
-    if (want_kernel) {
-      impl->entry_kprobes = entry_kprobe_ids(impl->trace->probes(), *targets);
-      if (needs_ftrace) impl->function_event = function_event_id(*dir);
-      if (!impl->entry_kprobes.empty() || impl->function_event >= 0)
-        if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
-    }
-  } else {
-    co.regs_abi = impl->drop_compat;
-    if (auto st = impl->trace->read_with_perf(co, want_kernel && !impl->raw_syscalls, want_user);
-        !st)
-      return st.error();
-    impl->perf = impl->trace->perf();
-    perf::SamplerOptions so;
-    so.kernel = want_kernel;
-    so.user = want_user;
-    so.call_graph = o.call_graph;
-    so.strip_tracing = !impl->raw_syscalls;
-    // Its events are probes: uprobes (taken with the full registers) and
-    // tracepoints, the syscall ones on the slow path already; and finding
-    // out whether the kernel has a fast path would read /proc/kallsyms
-    // (40-90 ms of a start-up that takes less).
-    so.syscall_regs = false;
-    impl->sampler.emplace(impl->perf->events(), impl->perf->attr(), std::move(so));
-    // The traced process's mappings are read while it lives, and with -P
-    // its name (every task's without -p): tasks that existed before the
-    // events were enabled get no MMAP2 or COMM record.
-    if (auto st = impl->sampler->enable(o.pid ? std::vector<int>{*o.pid} : std::vector<int>{},
-                                        o.per_pid);
-        !st)
-      return st.error();
-  }
+  Status st = *backend == session::Backend::kFtrace
+                  ? impl->read_with_ftrace(std::move(co), *dir, *targets, warn)
+                  : impl->read_with_perf(std::move(co));
+  if (!st) return st.error();
   return Counter(std::move(impl));
 }
 
