@@ -15,10 +15,27 @@
 
 namespace tracekit::perf {
 
-size_t ring_pages(size_t cpus) {
+size_t ring_pages(size_t cpus, uint64_t bytes_per_second) {
   constexpr size_t kMinPages = 256, kMaxPages = 2048, kAllPages = 8192;  // 1, 8, 32 MiB
-  return std::clamp<size_t>(std::bit_floor(kAllPages / std::max<size_t>(cpus, 1)), kMinPages,
-                            kMaxPages);
+  constexpr size_t kKnownRateMinPages = 128;                             // 512 KiB
+  const size_t share = std::clamp<size_t>(std::bit_floor(kAllPages / std::max<size_t>(cpus, 1)),
+                                          kMinPages, kMaxPages);
+  if (bytes_per_second == 0) return share;
+  const uint64_t second = std::bit_ceil((bytes_per_second + 4095) / 4096);
+  return static_cast<size_t>(std::clamp<uint64_t>(second, kKnownRateMinPages, share));
+}
+
+uint64_t max_sample_bytes(const perf_event_attr& attr) {
+  constexpr uint64_t kWords = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+                              PERF_SAMPLE_ADDR | PERF_SAMPLE_ID | PERF_SAMPLE_STREAM_ID |
+                              PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD | PERF_SAMPLE_IDENTIFIER;
+  uint64_t n = sizeof(perf_event_header) + 8 * std::popcount(attr.sample_type & kWords);
+  // nr, the frames, and a context marker per side.
+  if (attr.sample_type & PERF_SAMPLE_CALLCHAIN) n += 8 * (1 + callchain_depth(attr) + 2);
+  if (attr.sample_type & PERF_SAMPLE_REGS_USER)
+    n += 8 * (1 + std::popcount(attr.sample_regs_user));
+  if (attr.sample_type & PERF_SAMPLE_STACK_USER) n += 16 + attr.sample_stack_user;
+  return n;
 }
 
 void wake_at_quarter(perf_event_attr& attr, size_t ring_pages) {
@@ -75,18 +92,27 @@ struct StackSampler::Parts {
   }
 };
 
+namespace {
+
+// The rings of o's events as attr has them, on cpus CPUs.
+size_t pages_for(const perf_event_attr& attr, const SamplerOptions& o, size_t cpus) {
+  return ring_pages(cpus, o.rate * max_sample_bytes(attr));
+}
+
+}  // namespace
+
 Status StackSampler::prepare(perf_event_attr& attr, const SamplerOptions& o, size_t cpus) {
   if (auto st = request_stacks(attr, o.kernel, o.user, o.call_graph); !st) return st;
-  wake_at_quarter(attr, ring_pages(cpus));
   // COMM, FORK, MMAP2: names, and mappings of processes that are gone by
   // the time their samples are read.
   request_process_events(attr);
+  wake_at_quarter(attr, pages_for(attr, o, cpus));
   return {};
 }
 
 Result<StackSampler> StackSampler::open(const perf_event_attr& attr, const std::vector<int>& cpus,
                                         SamplerOptions o) {
-  auto events = PerCpuEvents::open(attr, cpus, -1, ring_pages(cpus.size()));
+  auto events = PerCpuEvents::open(attr, cpus, -1, pages_for(attr, o, cpus.size()));
   if (!events) return events.error();
   auto parts = std::make_unique<Parts>(std::move(o), attr);
   parts->own.emplace(std::move(*events));

@@ -50,17 +50,23 @@
 
 namespace tracekit::perf {
 
-// Data pages of each CPU's ring for cpus CPUs: 8 MiB each while all of
+// Data pages of each CPU's ring for cpus CPUs (a power of two, as perf
+// wants). Events of no known rate (trace events): 8 MiB each while all of
 // them stay within 32 MiB, halved as CPUs are added, down to 1 MiB on 32
-// CPUs or more (a power of two, as perf wants). A ring holds what its CPU
-// writes while the reader is kept off its CPU: sched_switch at a hundred
-// thousand switches a second, each record carrying up to 127 frames (about
-// 300 bytes at 20), filled a 2 MiB ring in 3 of 17 runs of perf bench sched
-// pipe on a loaded 2-CPU VM, an 8 MiB one in none of 6; a thread in a loop
-// of system calls makes 0.6 M samples of about 200 bytes a second, 8 MiB
-// hold 60 ms of them. Mapping costs 0.8 ms per 8 MiB ring here (2 CPUs:
-// 3.3 ms for 8 MiB rings, 1.4 ms for 4 MiB, 0.2 ms for 512 KiB). Pure.
-size_t ring_pages(size_t cpus);
+// CPUs or more. A ring holds what its CPU writes while the reader is kept
+// off its CPU: sched_switch at a hundred thousand switches a second, each
+// record carrying up to 127 frames (about 300 bytes at 20), filled a 2 MiB
+// ring in 3 of 17 runs of perf bench sched pipe on a loaded 2-CPU VM, an 8
+// MiB one in none of 6; a thread in a loop of system calls makes 0.6 M
+// samples of about 200 bytes a second, 8 MiB hold 60 ms of them. Events of
+// a known rate (bytes_per_second per CPU, at most: profile's timer) get a
+// second of it, at least 512 KiB, at most the above: mapping costs about
+// 0.8 ms per 8 MiB ring here (2 CPUs: 3.3 ms for 8 MiB rings, 1.4 ms for
+// 4 MiB, 0.2 ms for 512 KiB), which a 49 Hz profile need not pay. Pure.
+size_t ring_pages(size_t cpus, uint64_t bytes_per_second = 0);
+// The most bytes a sample of attr takes in a ring: its fixed fields, a
+// whole callchain, the user registers and stack it asks for. Pure.
+uint64_t max_sample_bytes(const perf_event_attr& attr);
 // Wakes the reader when a quarter of a ring of ring_pages is used (the
 // poll() timeouts drain the rest, so low rates are still read promptly).
 void wake_at_quarter(perf_event_attr& attr, size_t ring_pages);
@@ -91,6 +97,9 @@ struct SamplerOptions {
   bool syscall_regs = true;
   // The lost-events warning's hint (lost_events_warning()).
   std::string lost_hint;
+  // Samples a second per CPU, at most, when the events' rate is known
+  // (profile's timer); 0: unbounded (trace events). Sizes the rings.
+  uint64_t rate = 0;
 };
 
 // A sample's stacks: each side kept, leaf first; nullopt for a side not
@@ -103,11 +112,11 @@ class StackSampler {
  public:
   // Sets what o needs in attr: request_stacks() of its sides, the process
   // records (request_process_events()), and the wakeup of rings of
-  // ring_pages(cpus). attr's sample_type is then what samples decode with
+  // ring_pages() for cpus CPUs and o.rate samples of attr a second. attr's sample_type is then what samples decode with
   // (a tool adding bits adds them before open()).
   static Status prepare(perf_event_attr& attr, const SamplerOptions& o, size_t cpus);
   // Opens attr (as prepare() left it, and the tool's own additions) on
-  // cpus, pid -1, with rings of ring_pages(cpus.size()), disabled when
+  // cpus, pid -1, with rings as prepare() sized them, disabled when
   // attr.disabled is set. Error: the first CPU that failed.
   static Result<StackSampler> open(const perf_event_attr& attr, const std::vector<int>& cpus,
                                    SamplerOptions o);

@@ -165,6 +165,9 @@ Result<Profiler> Profiler::start(const Options& o, std::function<bool()> stop) {
   so.user = !o.kernel_only;
   so.call_graph = o.call_graph;
   so.lost_hint = lost_hint(o);
+  // cpu-clock counts nanoseconds: -c COUNT is 1e9 / COUNT samples a second.
+  so.rate = o.count ? std::max<uint64_t>(1000000000ull / *o.count, 1)
+                    : static_cast<uint64_t>(o.frequency);
   if (auto st = perf::StackSampler::prepare(attr, so, cpus.size()); !st) return st.error();
   auto sampler = perf::StackSampler::open(attr, cpus, std::move(so));
   if (!sampler) return sampler.error();

@@ -20,6 +20,27 @@ TEST(StackSamplerTest, RingsShrinkAsCpusAreAdded) {
   EXPECT_EQ(ring_pages(512), 256u);
 }
 
+// A known rate: a second of it, from 512 KiB up to the rings above.
+TEST(StackSamplerTest, RingsOfAKnownRateHoldASecond) {
+  EXPECT_EQ(ring_pages(2, 49 * 1080), 128u);       // profile at 49 Hz: 512 KiB
+  EXPECT_EQ(ring_pages(2, 999 * 1080), 512u);      // -F 999: 1 MB a second, 2 MiB
+  EXPECT_EQ(ring_pages(2, 999 * 9432), 2048u);     // dwarf at -F 999: 8 MiB
+  EXPECT_EQ(ring_pages(16, 999 * 9432), 512u);     // ... within the 32 MiB
+  EXPECT_EQ(ring_pages(2, 4096 * 200), 256u);      // 200 pages: rounded up to 256
+}
+
+TEST(StackSamplerTest, LargestSample) {
+  perf_event_attr a{};
+  a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU |
+                  PERF_SAMPLE_CALLCHAIN;
+  a.sample_max_stack = 127;
+  EXPECT_EQ(max_sample_bytes(a), 8u + 4 * 8 + 8 * (1 + 127 + 2));
+  a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+  a.sample_regs_user = kUnwindRegsMask;
+  a.sample_stack_user = 8192;
+  EXPECT_EQ(max_sample_bytes(a), 8u + 4 * 8 + 8 * (1 + 127 + 2) + 8 * 18 + 16 + 8192);
+}
+
 TEST(StackSamplerTest, ReaderWakesAtAQuarterOfTheRing) {
   perf_event_attr a{};
   wake_at_quarter(a, 2048);
