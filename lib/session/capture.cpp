@@ -1,13 +1,13 @@
 #include "session/capture.hpp"
 
 #include <algorithm>
-#include <bit>
 #include <cerrno>
 #include <cstdio>
 #include <set>
 
 #include "kernel/features.hpp"
 #include "perf/process_events.hpp"
+#include "perf/stack_sampler.hpp"
 #include "symbols/kallsyms.hpp"
 #include "syscalls/raw.hpp"
 #include "tracefs/filter.hpp"
@@ -308,12 +308,6 @@ size_t FtraceCapture::flush(const ftrace::Reader::Callback& fn,
   return n;
 }
 
-size_t perf_ring_pages(size_t cpus) {
-  constexpr size_t kMinPages = 256, kMaxPages = 1024, kAllPages = 8192;  // 1, 4, 32 MiB
-  return std::clamp<size_t>(std::bit_floor(kAllPages / std::max<size_t>(cpus, 1)), kMinPages,
-                            kMaxPages);
-}
-
 Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOptions& o,
                                        bool kernel_stacks, bool user_stacks) {
   if (!probes.functions().empty())
@@ -328,6 +322,7 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     if (!online) return online.error();
     cpus = *online;
   }
+  const size_t pages = perf::ring_pages(cpus.size());
   std::vector<perf_event_attr> attrs;
   // Each event's filter, set once at open: a perf tracepoint event takes one
   // filter for its life (ftrace_profile_set_filter() refuses a second).
@@ -342,16 +337,13 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
     a.sample_period = 1;
     a.sample_type = kSampleType;
     a.disabled = 1;
-    const bool dwarf = user_stacks && o.call_graph.dwarf();
-    perf::request_callchains(a, kernel_stacks, user_stacks && !dwarf);
-    if (dwarf)
-      if (auto st = perf::request_user_stack(a, o.call_graph); !st) return st.error();
-    if (user_stacks && !dwarf && o.entry_callers)
+    if (auto st = perf::request_stacks(a, kernel_stacks, user_stacks, o.call_graph); !st)
+      return st.error();
+    if (user_stacks && !o.call_graph.dwarf() && o.entry_callers)
       if (auto st = perf::request_stack_top(a); !st) return st.error();
     if (o.regs_abi)
       if (auto st = perf::request_regs_abi(a); !st) return st.error();
-    a.watermark = 1;
-    a.wakeup_watermark = 256 * 4096 / 4;
+    perf::wake_at_quarter(a, pages);
     a.sample_id_all = 1;
     if (o.pid) {
       a.inherit = 1;
@@ -365,7 +357,6 @@ Result<PerfCapture> PerfCapture::start(const Probes& probes, const CaptureOption
   }
   PerfCapture c;
   c.attr_ = attrs.front();
-  const size_t pages = perf_ring_pages(cpus.size());
   if (o.pid) {
     auto ev = perf::PerCpuEvents::open(ring_owner(attrs.front(), true), cpus, -1, pages);
     if (!ev &&

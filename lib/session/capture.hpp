@@ -4,7 +4,8 @@
 // and a "stacktrace" trigger on each (or the function tracer with
 // func_stack_trace), read raw per CPU: kernel stacks, no user stacks, cheap.
 // PerfCapture: perf_event_open on the same event ids on every CPU, one ring
-// per CPU, with PERF_SAMPLE_CALLCHAIN: kernel and user stacks.
+// per CPU (perf::ring_pages), with PERF_SAMPLE_CALLCHAIN: kernel and user
+// stacks, read through a perf::StackSampler.
 //
 // -p PID (CaptureOptions::pid) follows every thread of the process, threads
 // it starts later included, and none of its child processes, as bcc does
@@ -170,14 +171,6 @@ class FtraceCapture {
   bool follows_ = true;
   int records_per_refused_ = 1;
 };
-
-// Data pages of each CPU's perf ring for cpus CPUs: 4 MiB each while all
-// of them stay within 32 MiB, halved as CPUs are added, down to 1 MiB on 32
-// CPUs or more (a power of two, as perf wants). A sample with a kernel and
-// a user stack is about 200 bytes, and one thread in a loop of system calls
-// makes 0.6 M of them a second: 4 MiB hold 30 ms of them, 1 MiB 8 ms, the
-// time the reader may be kept off its CPU before events are lost. Pure.
-size_t perf_ring_pages(size_t cpus);
 
 class PerfCapture {
  public:

@@ -737,7 +737,7 @@ TEST_F(StackcountEntryCaller, DwarfSamplesLostAtTheEndAreReported) {
     lost = std::stoul(r.err.substr(at + warning.size()));
   EXPECT_GE(counted + lost, kCallersN + kCallersM) << r.out << r.err;
   if (counted < kCallersN + kCallersM) {
-    EXPECT_TRUE(contains(r.err, " events lost: the ring buffer was full")) << r.err;
+    EXPECT_TRUE(contains(r.err, " events lost: the kernel buffer was full")) << r.err;
   }
 }
 

@@ -32,6 +32,9 @@
 #include <string>
 #include <vector>
 
+#include "util/proc.hpp"
+#include "util/strings.hpp"
+
 namespace tracekit::offcpu {
 
 namespace {
@@ -145,6 +148,26 @@ TaskState TaskStates::decode(uint64_t value, std::span<const uint8_t> raw) {
   // A record too short to print says nothing about the value: not cached.
   if (!text.empty()) cache_.emplace(value, st);
   return st;
+}
+
+bool KernelThreads::is(uint32_t tid) {
+  auto it = known_.find(tid);
+  if (it != known_.end()) return it->second;
+  constexpr uint32_t kPfKthread = 0x00200000;
+  bool k = false;
+  // /proc/TID/stat: "pid (comm) state ppid ... flags" with flags the 9th
+  // field; comm may hold spaces and parentheses, so count from the last ')'.
+  auto stat = read_file(proc_ + "/" + std::to_string(tid) + "/stat");
+  if (stat) {
+    auto close = stat->rfind(')');
+    if (close != std::string::npos) {
+      auto fields = split(trim(std::string_view(*stat).substr(close + 1)), ' ');
+      if (fields.size() > 6)
+        if (auto flags = parse_int<uint32_t>(fields[6])) k = (*flags & kPfKthread) != 0;
+    }
+  }
+  known_.emplace(tid, k);
+  return k;
 }
 
 }  // namespace tracekit::offcpu

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <unordered_map>
 
@@ -65,6 +66,19 @@ class TaskStates {
   uint64_t index_mask_ = 0;  // index-encoded: the bits below the preemption bit
   uint64_t max_index_ = 0;   // index-encoded: the index of the highest letter (I)
   std::unordered_map<uint64_t, TaskState> cache_;
+};
+
+// Whether threads are kernel threads (-u, -k): PF_KTHREAD in the flags of
+// /proc/TID/stat, read once per thread (a thread gone by then is not one).
+class KernelThreads {
+ public:
+  // Where /proc is (tests point it at a fake tree).
+  explicit KernelThreads(std::string proc_root = "/proc") : proc_(std::move(proc_root)) {}
+  bool is(uint32_t tid);
+
+ private:
+  std::string proc_;
+  std::unordered_map<uint32_t, bool> known_;
 };
 
 }  // namespace tracekit::offcpu

@@ -54,9 +54,10 @@ std::string header(const Options& o);
 // max_rate <= 0 bounds nothing. Pure.
 Status check_rate(const Options& o, long max_rate);
 
-// The warning for lost samples, naming the option that sets the rate: "...
-// Consider raising -c." with -c, else "... Consider lowering -F.". Pure.
-std::string lost_warning(const Options& o, uint64_t lost);
+// The hint of the lost-events warning (perf::lost_events_warning), naming
+// the option that sets the rate: "try a higher -c" with -c, else "try a
+// lower -F". Pure.
+std::string lost_hint(const Options& o);
 
 class Profiler : public session::Engine {
  public:

@@ -12,9 +12,8 @@
 #include "ftrace/reader.hpp"
 #include "kernel/features.hpp"
 #include "perf/event.hpp"
-#include "perf/process_events.hpp"
 #include "perf/sample.hpp"
-#include "perf/user_unwind.hpp"
+#include "perf/stack_sampler.hpp"
 #include "probe/spec.hpp"
 #include "report/stack_records.hpp"
 #include "session/entry_frame.hpp"
@@ -22,11 +21,8 @@
 #include "session/trace_session.hpp"
 #include "syscalls/raw.hpp"
 #include "symbols/kallsyms.hpp"
-#include "symbols/tracing_frames.hpp"
-#include "symbols/user.hpp"
 #include "tracefs/leftovers.hpp"
 #include "tracefs/tracing_dir.hpp"
-#include "util/backlog.hpp"
 #include "util/proc.hpp"
 
 namespace tracekit::stackcount {
@@ -59,15 +55,13 @@ struct Counter::Impl {
   std::optional<session::TraceSession> trace;
   session::FtraceCapture* ftrace = nullptr;
   session::PerfCapture* perf = nullptr;
-  std::unique_ptr<symbols::UserSymbols> user_syms = std::make_unique<symbols::UserSymbols>();
-  perf::TaskNames names;
+  // perf backend: the events' stacks, records, symbols and warnings.
+  std::optional<perf::StackSampler> sampler;
+  perf::TaskNames ftrace_names;                    // ftrace backend, -P
   std::optional<session::SavedComms> saved_comms;  // ftrace backend, -P: names at report time
-  std::unique_ptr<perf::ProcessEvents> process;  // perf backend: COMM, FORK, MMAP2
   std::unordered_map<uint32_t, uint32_t> tgid_cache;
   aggregate::StackCounts counts{kStacks, kKeys};
-  uint64_t lost_reported = 0;
-  perf::CutStacks cut;  // perf callchains cut at sample_max_stack
-  std::optional<perf::UserUnwinder> unwinder;  // --call-graph dwarf
+  uint64_t lost_reported = 0;  // ftrace backend
   // Probes at user functions' first instructions (session::CaptureOptions::
   // entry_callers): each sample's stack top is the caller, inserted where
   // the kernel has not (perf::with_entry_caller). Which of the functions
@@ -77,37 +71,17 @@ struct Counter::Impl {
   enum class FrameEntry : uint8_t { kNone, kAll, kSome } frame_entry = FrameEntry::kNone;
   std::map<std::pair<uint32_t, uint64_t>, bool> frame_entry_at;  // kSome: (pid, ip)
   std::vector<uint64_t> entry_frames;
-  perf::ShortUserStacks short_user;             // fp: the hint
-  int64_t noted_pid = -1;  // the process of the last note_process()
   int64_t started_ns = report::unix_now_ns();  // this report's start, for the -o files
-  // perf backend: the tracing machinery's frames are stripped from kernel
-  // stacks as they come in (the ftrace reader strips its own).
-  symbols::KernelSymbols ksyms;
-  symbols::TracingFrames tracing{&ksyms};
-  // ftrace backend: the events of kprobes at functions' entries, whose
+  // ftrace backend: the kernel symbols, and the events of kprobes at
+  // functions' entries, whose
   // stacks get the probed function where the unwinder left it out
   // (entry_frame.hpp), and the frames built for that.
   std::unordered_set<int> entry_kprobes;
   int function_event = -1;  // ftrace:function's id, with the function tracer
   std::vector<uint64_t> entry_frame;
-  // perf backend: records read while ksyms still loads, read once it is
-  // (util/backlog.hpp): the rings are emptied meanwhile.
-  Backlog early;
+  symbols::KernelSymbols ksyms;
 
-  void take(const perf_event_header& h, std::span<const uint8_t> rec) {
-    if (kernel_stacks && !ksyms.loaded() && early.hold(0, rec)) return;
-    if (!early.empty()) replay();
-    on_perf(h, rec);
-  }
-
-  // Reads what early holds (waiting for ksyms), in the order it came.
-  void replay() {
-    early.replay([&](uint64_t, std::span<const uint8_t> rec) {
-      perf_event_header h;
-      std::memcpy(&h, rec.data(), sizeof h);
-      on_perf(h, rec);
-    });
-  }
+  perf::TaskNames& names() { return sampler ? sampler->names() : ftrace_names; }
 
   uint32_t tgid(uint32_t tid) {
     auto it = tgid_cache.find(tid);
@@ -125,7 +99,7 @@ struct Counter::Impl {
              std::optional<std::span<const uint64_t>> kernel,
              std::optional<std::span<const uint64_t>> user) {
     if (o.pid && pid != static_cast<uint32_t>(*o.pid)) return;  // beyond the kernel filter
-    std::string_view comm = o.per_pid ? names.comm(pid, tid, cpu) : std::string_view();
+    std::string_view comm = o.per_pid ? names().comm(pid, tid, cpu) : std::string_view();
     counts.add(o.per_pid || user_stacks ? pid : 0, comm, kernel, user, 1);
   }
 
@@ -153,48 +127,166 @@ struct Counter::Impl {
     if (frame_entry != FrameEntry::kSome || user.empty()) return frame_entry == FrameEntry::kAll;
     auto [it, added] = frame_entry_at.try_emplace({pid, user[0]}, false);
     if (added)
-      if (auto m = user_syms->mapping(static_cast<pid_t>(pid), user[0]))
+      if (auto m = sampler->user_symbols().mapping(static_cast<pid_t>(pid), user[0]))
         it->second = probe::entry_sets_frame(std::string(m->path), m->offset + user[0] - m->start);
     return it->second;
   }
 
-  void on_perf(const perf_event_header& h, std::span<const uint8_t> rec) {
-    if (h.type != PERF_RECORD_SAMPLE) {
-      process->handle(h, rec);
-      noted_pid = -1;  // an exit may have made user_syms forget it
-      return;
-    }
-    perf::Sample s;
-    if (!perf::decode_sample(perf->attr().sample_type, rec, s, perf->attr().sample_regs_user))
-      return;
+  void on_sample(const perf::Sample& s) {
     if (perf->duplicate(s)) return;
     if (drop_compat && s.regs_abi == PERF_SAMPLE_REGS_ABI_32) return;
-    auto chains = perf::split_callchain(s.callchain);
-    cut.note(chains);
-    std::optional<std::span<const uint64_t>> kernel, user;
+    perf::Chains chains = sampler->chains(s);
     // A syscall tracepoint's perf sample is taken on the syscall's user
     // registers: no kernel frames, and none from its raw_syscalls stand-in
     // (not asked for; a kernel before 3.7 gives them anyway).
-    if (kernel_stacks) kernel = raw_syscalls ? chains.kernel.first(0) : tracing.strip(chains.kernel);
-    if (user_stacks) {
-      if (unwinder) {
-        chains.user = unwinder->frames(s);
-      } else {
-        if (entry_callers)
-          if (auto top = perf::stack_top(s))
-            chains.user = perf::with_entry_caller(chains.user, *top,
-                                                  frame_entry_of(s.pid, chains.user), entry_frames);
-        short_user.note(s.pid, chains.user, *user_syms);
-      }
-      user = chains.user;
-      // Once per run of samples of one process: a hash lookup per sample
-      // was 6% of the reader's time at 400k events/s.
-      if (!chains.user.empty() && static_cast<int64_t>(s.pid) != noted_pid) {
-        user_syms->note_process(static_cast<pid_t>(s.pid));
-        noted_pid = s.pid;
-      }
+    if (raw_syscalls) chains.kernel = chains.kernel.first(0);
+    if (entry_callers)
+      if (auto top = perf::stack_top(s))
+        chains.user = perf::with_entry_caller(chains.user, *top,
+                                              frame_entry_of(s.pid, chains.user), entry_frames);
+    auto st = sampler->stacks(s, chains);
+    count(s.pid, s.tid, s.cpu, st.kernel, st.user);
+  }
+
+  // Which stacks, from where (o.backend, auto: perf for user stacks where
+  // the probes allow it); notes about the choice go to warn.
+  Result<session::Backend> choose_backend(std::ostream& warn) {
+    bool want_user = !o.kernel_only;
+    bool want_kernel = !o.user_only;
+    session::Backend backend = o.backend;
+    bool needs_ftrace = !trace->probes().functions().empty();
+    if (needs_ftrace && backend == session::Backend::kPerf)
+      return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
+                   "it has no kprobes; the function tracer needs --backend ftrace"};
+    if (backend == session::Backend::kAuto)
+      backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
+    if (backend == session::Backend::kFtrace && o.call_graph.dwarf())
+      return Error{0, "--call-graph dwarf needs the perf backend", {},
+                   needs_ftrace ? "these functions can only be traced by the function tracer"
+                                : "drop --backend ftrace"};
+    if (backend == session::Backend::kFtrace && want_user) {
+      if (o.user_only)
+        return Error{0, "user stacks (-U) need the perf backend", {},
+                     needs_ftrace ? "kernel functions on this kernel can only be traced by the "
+                                    "function tracer: use -K"
+                                  : "drop --backend ftrace"};
+      warn << "stackcount: "
+           << (needs_ftrace ? "no kprobes in this kernel: tracing with the function tracer, "
+                            : "the ftrace backend reads ")
+           << "kernel stacks only\n";
+      want_user = false;
     }
-    count(s.pid, s.tid, s.cpu, kernel, user);
+    kernel_stacks = want_kernel;
+    user_stacks = want_user;
+    return backend;
+  }
+
+  // What the perf backend's samples carry besides the stacks, for targets.
+  void perf_samples(const std::vector<probe::Target>& targets, std::ostream& warn) {
+    // Frame-pointer user stacks of probes at functions' entries miss the
+    // callers: the stack top names them (x86_64: the return address is
+    // there at a function's first instruction).
+    const bool at_entry =
+        std::all_of(targets.begin(), targets.end(), [](const probe::Target& t) { return t.at_entry; });
+#if defined(__x86_64__)
+    if (user_stacks && !o.call_graph.dwarf() && at_entry) {
+      auto& features = kernel::Features::host();
+      entry_callers = features.has(kernel::Feature::kUserStack);
+      if (!entry_callers)
+        warn << "stackcount: the callers of the probed functions are missing from the user stacks: "
+             << features.missing(kernel::Feature::kUserStack).message << "\n";
+      size_t framed = std::count_if(targets.begin(), targets.end(),
+                                    [](const probe::Target& t) { return t.frame_entry; });
+      frame_entry = framed == 0                ? FrameEntry::kNone
+                    : framed == targets.size() ? FrameEntry::kAll
+                                               : FrameEntry::kSome;
+    }
+#endif
+    if (std::all_of(targets.begin(), targets.end(),
+                    [](const probe::Target& t) {
+                      return t.kind == probe::Kind::kTracepoint && t.system == syscalls::kSystem;
+                    }) &&
+        std::any_of(targets.begin(), targets.end(),
+                    [](const probe::Target& t) { return t.syscall_nr >= 0; })) {
+      auto& features = kernel::Features::host();
+      drop_compat = features.has(kernel::Feature::kUserStack);
+      if (!drop_compat)
+        warn << "stackcount: 32-bit processes' system calls are counted too, as the calls of the "
+                "same numbers: "
+             << features.missing(kernel::Feature::kUserStack).message << "\n";
+    }
+  }
+
+  Status read_with_ftrace(session::CaptureOptions co, const std::string& tracing_dir,
+                          const std::vector<probe::Target>& targets, std::ostream& warn) {
+    const bool want_kernel = kernel_stacks;
+    co.stacks = want_kernel;
+    // Kprobes' stacks from the stacktrace option, which unwinds from the
+    // probe's registers: a stacktrace trigger unwinds from the trigger's
+    // own code, through the kprobe's ftrace trampoline, and gave no frame at
+    // all on 4.4 and "ftrace_ops_assist_func [unknown] [unknown]" on 4.14
+    // (4.19 and later get through; seen in the VM tier). The option's stack
+    // starts at the probed function there, and before its caller's caller
+    // with frame pointers (entry_frame.hpp). Not kretprobes: with the option
+    // 6.1 recorded no kretprobe event at all (stackcount -K r::vfs_read
+    // counted 0 of 30), and their triggers' stacks work there.
+    co.stack_option = std::any_of(targets.begin(), targets.end(), [](const probe::Target& t) {
+      return t.kind == probe::Kind::kKernel;
+    });
+    co.event_formats = false;  // on_ftrace reads the pid and the stack only
+    // The instance's ring as big as the perf backend's (perf::ring_pages):
+    // 8 MiB per CPU on up to 4 CPUs, where the kernel's default is 1.4 MiB.
+    // Two unpaced loops on 2 CPUs overran the default by 6,232 events of 2 M.
+    const auto online = perf::online_cpus();
+    co.buffer_kb = perf::ring_pages(online ? online->size() : 1) *
+                   (static_cast<size_t>(getpagesize()) / 1024);
+    if (auto st = trace->read_with_ftrace(co, warn); !st) return st.error();
+    ftrace = trace->ftrace();
+    if (o.per_pid) {
+      saved_comms.emplace(tracing_dir);
+      ftrace_names.note_existing(
+          o.pid ? std::optional<uint32_t>(static_cast<uint32_t>(*o.pid)) : std::nullopt);
+    }
+    if (want_kernel) {
+      entry_kprobes = entry_kprobe_ids(trace->probes(), targets);
+      if (!trace->probes().functions().empty())
+        function_event = function_event_id(tracing_dir);
+      if (!entry_kprobes.empty() || function_event >= 0)
+        if (auto k = symbols::KernelSymbols::load()) ksyms = std::move(*k);
+    }
+    return {};
+  }
+
+  Status read_with_perf(session::CaptureOptions co) {
+    const bool want_kernel = kernel_stacks, want_user = user_stacks;
+    co.regs_abi = drop_compat;
+    if (auto st = trace->read_with_perf(co, want_kernel && !raw_syscalls, want_user); !st)
+      return st.error();
+    perf = trace->perf();
+    perf::SamplerOptions so;
+    so.kernel = want_kernel;
+    so.user = want_user;
+    so.call_graph = o.call_graph;
+    so.strip_tracing = !raw_syscalls;
+    // Its events are probes: uprobes (taken with the full registers) and
+    // tracepoints, the syscall ones on the slow path already; and finding
+    // out whether the kernel has a fast path would read /proc/kallsyms
+    // (40-90 ms of a start-up that takes less).
+    so.syscall_regs = false;
+    sampler.emplace(perf->events(), perf->attr(), std::move(so));
+    // The traced process's mappings are read while it lives, and with -P
+    // its name (every task's without -p): tasks that existed before the
+    // events were enabled get no MMAP2 or COMM record.
+    return sampler->enable(o.pid ? std::vector<int>{*o.pid} : std::vector<int>{}, o.per_pid);
+  }
+
+  void drain(bool last) {
+    auto sampled = [this](int, const perf::Sample& s) { on_sample(s); };
+    auto other = [](int, const perf_event_header&, std::span<const uint8_t>) {};
+    if (last)
+      sampler->finish(sampled, other);
+    else
+      sampler->drain(sampled, other, SIZE_MAX, [] { return cli::stop_requested(); });
   }
 };
 
@@ -245,128 +337,19 @@ Result<Counter> Counter::start(const Options& o, std::ostream& warn) {
   if (!trace) return trace.error();
   impl->trace.emplace(std::move(*trace));
 
-  // Which stacks, from where.
-  bool want_user = !o.kernel_only;
-  bool want_kernel = !o.user_only;
-  session::Backend backend = o.backend;
-  bool needs_ftrace = !impl->trace->probes().functions().empty();
-  if (needs_ftrace && backend == session::Backend::kPerf)
-    return Error{0, "--backend perf cannot trace kernel functions on this kernel", {},
-                 "it has no kprobes; the function tracer needs --backend ftrace"};
-  if (backend == session::Backend::kAuto)
-    backend = (want_user && !needs_ftrace) ? session::Backend::kPerf : session::Backend::kFtrace;
-  if (backend == session::Backend::kFtrace && o.call_graph.dwarf())
-    return Error{0, "--call-graph dwarf needs the perf backend", {},
-                 needs_ftrace ? "these functions can only be traced by the function tracer"
-                              : "drop --backend ftrace"};
-  if (backend == session::Backend::kFtrace && want_user) {
-    if (o.user_only)
-      return Error{0, "user stacks (-U) need the perf backend", {},
-                   needs_ftrace ? "kernel functions on this kernel can only be traced by the "
-                                  "function tracer: use -K"
-                                : "drop --backend ftrace"};
-    warn << "stackcount: "
-         << (needs_ftrace ? "no kprobes in this kernel: tracing with the function tracer, "
-                          : "the ftrace backend reads ")
-         << "kernel stacks only\n";
-    want_user = false;
-  }
-  impl->kernel_stacks = want_kernel;
-  impl->user_stacks = want_user;
-  // Frame-pointer user stacks of probes at functions' entries miss the
-  // callers: the stack top names them (x86_64: the return address is
-  // there at a function's first instruction).
-  const bool at_entry =
-      std::all_of(targets->begin(), targets->end(), [](const probe::Target& t) { return t.at_entry; });
-#if defined(__x86_64__)
-  if (backend == session::Backend::kPerf && want_user && !o.call_graph.dwarf() && at_entry) {
-    auto& features = kernel::Features::host();
-    impl->entry_callers = features.has(kernel::Feature::kUserStack);
-    if (!impl->entry_callers)
-      warn << "stackcount: the callers of the probed functions are missing from the user stacks: "
-           << features.missing(kernel::Feature::kUserStack).message << "\n";
-    size_t framed = std::count_if(targets->begin(), targets->end(),
-                                  [](const probe::Target& t) { return t.frame_entry; });
-    impl->frame_entry = framed == 0                 ? Impl::FrameEntry::kNone
-                        : framed == targets->size() ? Impl::FrameEntry::kAll
-                                                    : Impl::FrameEntry::kSome;
-  }
-#endif
-
-  if (backend == session::Backend::kPerf &&
-      std::all_of(targets->begin(), targets->end(),
-                  [](const probe::Target& t) {
-                    return t.kind == probe::Kind::kTracepoint && t.system == syscalls::kSystem;
-                  }) &&
-      std::any_of(targets->begin(), targets->end(),
-                  [](const probe::Target& t) { return t.syscall_nr >= 0; })) {
-    auto& features = kernel::Features::host();
-    impl->drop_compat = features.has(kernel::Feature::kUserStack);
-    if (!impl->drop_compat)
-      warn << "stackcount: 32-bit processes' system calls are counted too, as the calls of the "
-              "same numbers: "
-           << features.missing(kernel::Feature::kUserStack).message << "\n";
-  }
+  auto backend = impl->choose_backend(warn);
+  if (!backend) return backend.error();
+  if (*backend == session::Backend::kPerf) impl->perf_samples(*targets, warn);
 
   session::CaptureOptions co;
   co.cpu = o.cpu;
   co.pid = o.pid;
   co.call_graph = o.call_graph;
   co.entry_callers = impl->entry_callers;
-  if (backend == session::Backend::kFtrace) {
-    co.stacks = want_kernel;
-    // Kprobes' stacks from the stacktrace option, which unwinds from the
-    // probe's registers: a stacktrace trigger unwinds from the trigger's
-    // own code, through the kprobe's ftrace trampoline, and gave no frame at
-    // all on 4.4 and "ftrace_ops_assist_func [unknown] [unknown]" on 4.14
-    // (4.19 and later get through; seen in the VM tier). The option's stack
-    // starts at the probed function there, and before its caller's caller
-    // with frame pointers (entry_frame.hpp). Not kretprobes: with the option
-    // 6.1 recorded no kretprobe event at all (stackcount -K r::vfs_read
-    // counted 0 of 30), and their triggers' stacks work there.
-    co.stack_option = std::any_of(targets->begin(), targets->end(), [](const probe::Target& t) {
-      return t.kind == probe::Kind::kKernel;
-    });
-    co.event_formats = false;  // on_ftrace reads the pid and the stack only
-    // The instance's ring as big as the perf backend's (perf_ring_pages):
-    // 4 MiB per CPU on up to 8 CPUs, where the kernel's default is 1.4 MiB.
-    // Two unpaced loops on 2 CPUs overran the default by 6,232 events of 2 M.
-    const auto online = perf::online_cpus();
-    co.buffer_kb = session::perf_ring_pages(online ? online->size() : 1) *
-                   (static_cast<size_t>(getpagesize()) / 1024);
-    if (auto st = impl->trace->read_with_ftrace(co, warn); !st) return st.error();
-    impl->ftrace = impl->trace->ftrace();
-    if (o.per_pid) impl->saved_comms.emplace(*dir);
-    if (want_kernel) {
-      impl->entry_kprobes = entry_kprobe_ids(impl->trace->probes(), *targets);
-      if (needs_ftrace) impl->function_event = function_event_id(*dir);
-      if (!impl->entry_kprobes.empty() || impl->function_event >= 0)
-        if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
-    }
-  } else {
-    co.regs_abi = impl->drop_compat;
-    if (auto st = impl->trace->read_with_perf(co, want_kernel && !impl->raw_syscalls, want_user);
-        !st)
-      return st.error();
-    impl->perf = impl->trace->perf();
-    impl->cut = perf::CutStacks(impl->perf->attr());
-    if (want_user && o.call_graph.dwarf())
-      impl->unwinder.emplace(o.call_graph, impl->perf->attr(), *impl->user_syms);
-    if (want_kernel)
-      if (auto k = symbols::KernelSymbols::load()) impl->ksyms = std::move(*k);
-    impl->process = std::make_unique<perf::ProcessEvents>(impl->names, *impl->user_syms,
-                                                          impl->perf->attr());
-    if (auto st = impl->perf->events().enable(); !st) return st.error();
-    // The traced process exists now: its mappings are read while it does,
-    // for its samples may be read only after it has exited (no MMAP2
-    // records come for what it mapped before the events were enabled).
-    if (o.pid && want_user) impl->user_syms->note_process(*o.pid);
-  }
-  // Likewise its name, and every other task's under -P without -p: a task
-  // that existed before the events were enabled gets no COMM record.
-  if (o.per_pid)
-    impl->names.note_existing(o.pid ? std::optional<uint32_t>(static_cast<uint32_t>(*o.pid))
-                                    : std::nullopt);
+  Status st = *backend == session::Backend::kFtrace
+                  ? impl->read_with_ftrace(std::move(co), *dir, *targets, warn)
+                  : impl->read_with_perf(std::move(co));
+  if (!st) return st.error();
   return Counter(std::move(impl));
 }
 
@@ -379,11 +362,8 @@ void Counter::poll(int timeout_ms) {
   } else {
     // Each drain reads at most what the rings hold when it starts; a stop
     // request ends it early (stop() reads the rest once the events are off).
-    m.perf->events().wait(timeout_ms);
-    m.perf->events().drain(
-        [&](int, const perf_event_header& h, std::span<const uint8_t> r) { m.take(h, r); },
-        SIZE_MAX, [] { return cli::stop_requested(); });
-    if (!m.early.empty() && m.ksyms.loaded()) m.replay();
+    m.sampler->events().wait(timeout_ms);
+    m.drain(/*last=*/false);
   }
 }
 
@@ -393,11 +373,8 @@ void Counter::stop() {
     (void)m.ftrace->instance().set_tracing_on(false);
     m.ftrace->flush([&](const ftrace::Event& e) { m.on_ftrace(e); });
   } else {
-    (void)m.perf->events().disable();
-    m.perf->events().drain([&](int, const perf_event_header& h, std::span<const uint8_t> r) {
-      m.take(h, r);
-    });
-    m.replay();
+    (void)m.sampler->events().disable();
+    m.drain(/*last=*/true);
   }
 }
 
@@ -427,17 +404,20 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   Impl& m = *impl_;
   report::PrintOptions p = report_options(m.o, m.kernel_stacks, m.user_stacks);
   // Events, not ring records (an event and its stack are two).
-  uint64_t lost = m.ftrace ? m.ftrace->lost_events() : m.perf->events().lost();
+  const uint64_t lost =
+      m.sampler ? m.sampler->lost() : m.ftrace->lost_events() - m.lost_reported;
   p.start_unix_ns = m.started_ns;
-  p.totals.lost_events = lost - m.lost_reported;
-  p.totals.truncated_stacks = m.cut.count() + (m.unwinder ? m.unwinder->cut() : 0);
-  report::Report r = report::build_report(m.counts, m.user_syms.get(), p, err);
+  p.totals.lost_events = lost;
+  p.totals.truncated_stacks = m.sampler ? m.sampler->truncated() : 0;
+  if (m.sampler) m.sampler->warn_before(err);
+  report::Report r = report::build_report(
+      m.counts, m.sampler ? &m.sampler->user_symbols() : nullptr, p, err);
   // Names of threads whose samples came before the records naming them.
   if (m.o.per_pid) {
     perf::TaskNames::Fallback saved;
     if (m.saved_comms)
       saved = [&m](uint32_t tid) { return m.saved_comms->known(static_cast<int>(tid)); };
-    for (auto& rec : r.records) rec.comm = m.names.settle(rec.comm, saved);
+    for (auto& rec : r.records) rec.comm = m.names().settle(rec.comm, saved);
   }
   // The report holds what it prints: the tables start over before it is
   // printed, and their pages go back to the kernel (malloc keeps freed
@@ -448,14 +428,12 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   report::print_report(out, err, r, p);
   m.started_ns = report::unix_now_ns();  // the next interval's
 
-  if (lost > m.lost_reported) {
-    err << "WARNING: " << (lost - m.lost_reported)
-        << " events lost: the ring buffer was full; the counts are short by that much.\n";
-    m.lost_reported = lost;
+  if (m.sampler) {
+    m.sampler->warn(err);
+  } else if (lost > 0) {
+    err << perf::lost_events_warning(lost);
+    m.lost_reported += lost;
   }
-  m.cut.warn(err);
-  if (m.unwinder) m.unwinder->warn(err);
-  m.short_user.hint(err);
 }
 
 }  // namespace tracekit::stackcount

@@ -3,7 +3,11 @@
 #include <gtest/gtest.h>
 #include <traceevent/event-parse.h>
 
+#include <stdlib.h>
+
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -223,6 +227,25 @@ TEST(OffcpuTaskStateTest, WithoutPrevStateEveryValueIsUnknown) {
   TaskStates none(*wakeup);
   std::vector<uint8_t> raw(28, 0);
   EXPECT_EQ(none.decode(1, raw), (TaskState{1, false, false}));
+}
+
+// PF_KTHREAD (0x00200000) in /proc/TID/stat's 9th field, counted from the
+// last ')' (a comm may hold both); a thread without a stat file is none.
+TEST(KernelThreadsTest, ReadsTheFlagsAfterTheComm) {
+  char dir[] = "/tmp/kthreads_test.XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  auto stat = [&](int tid, const std::string& text) {
+    std::filesystem::create_directory(std::string(dir) + "/" + std::to_string(tid));
+    std::ofstream(std::string(dir) + "/" + std::to_string(tid) + "/stat") << text;
+  };
+  stat(2, "2 (kthreadd) S 0 0 0 0 -1 2129984 0 0 0 0 0 0\n");
+  stat(7, "7 (a) b (c)) S 1 7 7 0 -1 4194560 0 0 0 0 0 0\n");
+  KernelThreads k(dir);
+  EXPECT_TRUE(k.is(2));
+  EXPECT_FALSE(k.is(7));
+  EXPECT_FALSE(k.is(9));
+  std::filesystem::remove_all(dir);
+  EXPECT_TRUE(k.is(2)) << "read once per thread";
 }
 
 }  // namespace

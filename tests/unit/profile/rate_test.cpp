@@ -2,6 +2,7 @@
 // is, and the messages name the option the user gave.
 #include <gtest/gtest.h>
 
+#include "perf/stack_sampler.hpp"
 #include "profile/profiler.hpp"
 
 namespace tracekit::profile {
@@ -61,13 +62,12 @@ TEST(ProfileRateTest, CountAndFrequencyHeldToTheKernelLimit) {
 }
 
 TEST(ProfileRateTest, LostWarningNamesTheOptionUsed) {
-  EXPECT_EQ(lost_warning(Options{}, 12),
-            "WARNING: 12 samples lost: the perf ring buffer overflowed. Consider lowering -F.\n");
-  EXPECT_EQ(lost_warning(with_frequency(999), 3),
-            "WARNING: 3 samples lost: the perf ring buffer overflowed. Consider lowering -F.\n");
-  EXPECT_EQ(
-      lost_warning(with_count(10000), 119000),
-      "WARNING: 119000 samples lost: the perf ring buffer overflowed. Consider raising -c.\n");
+  EXPECT_EQ(perf::lost_events_warning(12, lost_hint(Options{})),
+            "WARNING: 12 events lost: the kernel buffer was full (try a lower -F).\n");
+  EXPECT_EQ(perf::lost_events_warning(3, lost_hint(with_frequency(999))),
+            "WARNING: 3 events lost: the kernel buffer was full (try a lower -F).\n");
+  EXPECT_EQ(perf::lost_events_warning(119000, lost_hint(with_count(10000))),
+            "WARNING: 119000 events lost: the kernel buffer was full (try a higher -c).\n");
 }
 
 }  // namespace

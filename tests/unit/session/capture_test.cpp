@@ -23,18 +23,5 @@ TEST(CaptureTest, CanFollowForksNeedsThePidListsAndTheirForkOptions) {
   EXPECT_FALSE(can_follow_forks(has_only({}), false));                 // before 4.4
 }
 
-// 4 MiB rings while all of them fit in 32 MiB, 1 MiB from 32 CPUs on.
-TEST(CaptureTest, PerfRingsShrinkAsCpusAreAdded) {
-  EXPECT_EQ(perf_ring_pages(0), 1024u);
-  EXPECT_EQ(perf_ring_pages(1), 1024u);
-  EXPECT_EQ(perf_ring_pages(2), 1024u);
-  EXPECT_EQ(perf_ring_pages(8), 1024u);
-  EXPECT_EQ(perf_ring_pages(9), 512u);
-  EXPECT_EQ(perf_ring_pages(16), 512u);
-  EXPECT_EQ(perf_ring_pages(24), 256u);
-  EXPECT_EQ(perf_ring_pages(32), 256u);
-  EXPECT_EQ(perf_ring_pages(512), 256u);
-}
-
 }  // namespace
 }  // namespace tracekit::session
