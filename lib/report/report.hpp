@@ -160,4 +160,9 @@ inline const char* unit_name(Unit u) {
   return "";
 }
 
+// Cuts each record's user stack after its first (leafmost) stack root, so
+// that the made-up frames (symbols/stack_roots.hpp) past it are not printed. Records that then print
+// the same are merged by the report (output::merge_same_text).
+void trim_past_stack_roots(std::vector<Record>& records, const FrameTable& frames);
+
 }  // namespace tracekit::report

@@ -2,11 +2,6 @@
 
 #include "symbols/unwind.hpp"
 
-// print_report() renders: output's, above report in lib/LAYERS; an
-// exception there until the stack tools call output's printing (issue 40).
-#include "output/files.hpp"
-#include "output/stack_report.hpp"
-
 namespace tracekit::report {
 
 size_t StackResolver::KeyHash::operator()(const Key& k) const {
@@ -118,37 +113,6 @@ Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* 
   r.totals.missed_stacks = missing.stacks;
   r.totals.dropped = counts.counts.dropped();
   return r;
-}
-
-void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
-                        symbols::UserSymbols* user_syms, const PrintOptions& opts) {
-  Report r = build_report(counts, user_syms, opts, err);
-  print_report(out, err, r, opts);
-}
-
-void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOptions& opts) {
-  const bool files = opts.output && !opts.output->files.empty();
-  // The -o files render from the report's records as built; without files
-  // they are merged in place.
-  std::vector<Record> copy;
-  if (files) copy = r.records;
-  std::vector<Record>& records = files ? copy : r.records;
-  output::merge_same_text(records, r.frames, opts.style);
-  output::sort_by_value(records);
-  if (opts.folded)
-    output::render_folded(out, records, r.frames, opts.style);
-  else
-    output::render_multiline(out, records, r.frames, opts.style);
-  out.flush();
-  if (files) std::vector<Record>().swap(copy);
-
-  if (r.totals.missed_stacks > 0)
-    err << "WARNING: " << r.totals.missed_stacks
-        << " stack traces could not be displayed. Consider increasing --stack-storage-size.\n";
-  if (r.totals.dropped > 0)
-    err << "WARNING: " << r.totals.dropped << " " << opts.unit
-        << " dropped: the key table is full. Consider increasing --hash-storage-size.\n";
-  if (files) output::write_files(r, opts.output->files, err);
 }
 
 }  // namespace tracekit::report

@@ -82,7 +82,7 @@ std::vector<Record> build_records(const aggregate::StackCounts& counts, StackRes
                                   Missing* missing, bool pid_in_record = true,
                                   const std::function<uint32_t(uint32_t)>& symbol_pid = {});
 
-// How print_stack_report() prints.
+// How output::print_stack_report() prints.
 struct PrintOptions {
   Style style;
   bool folded = false;
@@ -105,21 +105,8 @@ struct PrintOptions {
 // build_records) into the report's frame table, with what the run was
 // (opts) and what it lost. A warning on err if kernel symbols cannot be
 // read. The report holds no reference to counts: a tool may clear them
-// before it prints the report (print_report).
+// before it prints the report (output::print_report).
 Report build_report(const aggregate::StackCounts& counts, symbols::UserSymbols* user_syms,
                     const PrintOptions& opts, std::ostream& err);
-
-// The end of a stack tool's run (or interval): resolves every key's stacks,
-// merges records that print the same, sorts them by value and prints them to
-// out, and writes the -o files (opts.output) from the same report; warnings
-// (symbols unavailable, stacks or keys that did not fit their tables) and the
-// files' "wrote" lines go to err. build_report(), then print_report().
-void print_stack_report(std::ostream& out, std::ostream& err, const aggregate::StackCounts& counts,
-                        symbols::UserSymbols* user_syms, const PrintOptions& opts);
-
-// The printing half of print_stack_report(), for a report built with
-// build_report(): r's records are merged in place unless -o files need
-// them as built.
-void print_report(std::ostream& out, std::ostream& err, Report& r, const PrintOptions& opts);
 
 }  // namespace tracekit::report

@@ -12,16 +12,4 @@ bool is_stack_root(std::string_view name) {
   return std::find(kRoots.begin(), kRoots.end(), name) != kRoots.end();
 }
 
-void trim_past_stack_roots(std::vector<report::Record>& records, const report::FrameTable& frames) {
-  for (auto& r : records) {
-    auto ids = frames.ids(r.user);
-    for (size_t i = 0; i < ids.size(); ++i) {
-      if (is_stack_root(frames[ids[i]].name)) {
-        r.user.size = static_cast<uint32_t>(i + 1);
-        break;
-      }
-    }
-  }
-}
-
 }  // namespace tracekit::symbols

@@ -12,12 +12,10 @@
 // 4.4 (and, by the lead's first contact, 4.14 and 4.19). Any kernel's walk
 // reads the same words there: each stops only at an unreadable frame (the
 // old ones also at one below the stack pointer).
+// (report::trim_past_stack_roots cuts the report's records there.)
 #pragma once
 
 #include <string_view>
-#include <vector>
-
-#include "report/report.hpp"
 
 namespace tracekit::symbols {
 
@@ -26,10 +24,5 @@ namespace tracekit::symbols {
 // _start, __libc_start_main and __libc_start_call_main (2.34+), start_thread
 // and clone/clone3; musl's __libc_start_main and libc_start_main_stage2.
 bool is_stack_root(std::string_view name);
-
-// Cuts each record's user stack after its first (leafmost) stack root, so
-// that the made-up frames past it are not printed. Records that then print
-// the same are merged by the report (output::merge_same_text).
-void trim_past_stack_roots(std::vector<report::Record>& records, const report::FrameTable& frames);
 
 }  // namespace tracekit::symbols

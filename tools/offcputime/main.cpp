@@ -104,17 +104,13 @@ session::Outcome offcputime_main(int argc, char** argv) {
   offcpu::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   cli::sweep_leftovers(cli::Sweep::kMount);
   auto tracer = offcpu::Tracer::start(o);
-  if (!tracer) {
-    std::cerr << "offcputime: " << tracer.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!tracer) return tracer.error();
   auto r = session::summary(offcpu::header(o), o.folded);
   r.duration = o.duration;
   r.poll_ms = 100;
-  return session::run(*tracer, r);
+  return session::started(std::move(tracer), r);
 }
 
 }  // namespace tracekit::tools

@@ -17,8 +17,8 @@
 #include "perf/follow.hpp"
 #include "perf/process_events.hpp"
 #include "perf/stack_sampler.hpp"
+#include "output/print_report.hpp"
 #include "report/stack_records.hpp"
-#include "symbols/stack_roots.hpp"
 #include "tracefs/event_format.hpp"
 #include "tracefs/filter.hpp"
 #include "tracefs/tracing_dir.hpp"
@@ -497,8 +497,8 @@ void Tracer::report(std::ostream& out, std::ostream& err) {
   };
   m.sampler->warn_before(err);
   report::Report r = report::build_report(m.counts, &m.sampler->user_symbols(), p, err);
-  symbols::trim_past_stack_roots(r.records, r.frames);
-  report::print_report(out, err, r, p);
+  report::trim_past_stack_roots(r.records, r.frames);
+  output::print_report(out, err, r, p);
   m.sampler->warn(err);
   if (m.switches && m.switches->missed() > 0)
     err << "WARNING: " << m.switches->missed()

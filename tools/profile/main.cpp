@@ -120,17 +120,13 @@ session::Outcome profile_main(int argc, char** argv) {
   profile::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   cli::sweep_leftovers(cli::Sweep::kIfMounted);
   auto profiler = profile::Profiler::start(o, cli::stop_requested);
-  if (!profiler) {
-    std::cerr << "profile: " << profiler.error().str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!profiler) return profiler.error();
   auto r = session::summary(profile::header(o), o.folded);
   r.duration = o.duration;
   r.poll_ms = 250;
-  return session::run(*profiler, r);
+  return session::started(std::move(profiler), r);
 }
 
 }  // namespace tracekit::tools

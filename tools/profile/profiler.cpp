@@ -7,8 +7,8 @@
 #include "aggregate/stack_counts.hpp"
 #include "perf/event.hpp"
 #include "perf/stack_sampler.hpp"
+#include "output/print_report.hpp"
 #include "report/stack_records.hpp"
-#include "symbols/stack_roots.hpp"
 #include "util/proc.hpp"
 #include "util/strings.hpp"
 
@@ -208,10 +208,10 @@ void Profiler::report(std::ostream& out, std::ostream& err) {
   p.totals.truncated_stacks = m.sampler.truncated();
   m.sampler.warn_before(err);
   report::Report r = report::build_report(m.counts, &m.sampler.user_symbols(), p, err);
-  symbols::trim_past_stack_roots(r.records, r.frames);
+  report::trim_past_stack_roots(r.records, r.frames);
   // Names of threads whose samples came before the records naming them.
   for (auto& rec : r.records) rec.comm = m.sampler.names().settle(rec.comm);
-  report::print_report(out, err, r, p);
+  output::print_report(out, err, r, p);
   m.sampler.warn(err);
 }
 

@@ -103,16 +103,8 @@ session::Outcome stackcount_main(int argc, char** argv) {
   stackcount::Options o;
   if (auto code = parse(argc, argv, o)) return *code;
 
-  cli::install_stop_handlers();
   auto counter = stackcount::Counter::start(o, std::cerr);
-  if (!counter) {
-    const auto& e = counter.error();
-    // Ctrl-C during setup (a long expansion): nothing was traced, nothing to
-    // report; the run ends as a Ctrl-C'd one does.
-    if (e.err == EINTR && cli::stop_requested()) return cli::kExitOk;
-    std::cerr << "stackcount: " << e.str() << "\n";
-    return cli::kExitFailure;
-  }
+  if (!counter) return counter.error();
   auto r = session::summary("Tracing " + std::to_string(counter->traced()) + " functions for \"" +
                                 o.pattern + "\"... Hit Ctrl-C to end.",
                             o.folded);
@@ -120,7 +112,7 @@ session::Outcome stackcount_main(int argc, char** argv) {
   r.duration = o.duration;
   r.interval = o.interval;
   r.timestamp = o.timestamp;
-  return session::run(*counter, r);
+  return session::started(std::move(counter), r);
 }
 
 }  // namespace tracekit::tools

@@ -15,6 +15,7 @@
 #include "perf/sample.hpp"
 #include "perf/stack_sampler.hpp"
 #include "probe/spec.hpp"
+#include "output/print_report.hpp"
 #include "report/stack_records.hpp"
 #include "session/entry_frame.hpp"
 #include "session/saved_comms.hpp"
@@ -425,7 +426,7 @@ void Counter::report(std::ostream& out, std::ostream& err) {
   // structures peak below what counting and the report took together.
   m.counts = aggregate::StackCounts(kStacks, kKeys);
   malloc_trim(0);
-  report::print_report(out, err, r, p);
+  output::print_report(out, err, r, p);
   m.started_ns = report::unix_now_ns();  // the next interval's
 
   if (m.sampler) {

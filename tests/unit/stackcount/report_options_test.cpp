@@ -5,6 +5,7 @@
 
 #include <sstream>
 
+#include "output/print_report.hpp"
 #include "report/stack_records.hpp"
 #include "stackcount/stackcount.hpp"
 
@@ -32,7 +33,7 @@ std::string render(const Case& c) {
   counts.add(c.per_pid ? 4242 : 0, c.per_pid ? "work" : "", std::nullopt,
              std::span<const uint64_t>(user), 3);
   std::ostringstream out, err;
-  report::print_stack_report(out, err, counts, nullptr,
+  output::print_stack_report(out, err, counts, nullptr,
                              report_options(o, /*kernel_stacks=*/false, /*user_stacks=*/true));
   EXPECT_EQ(err.str(), "") << c.name;
   return out.str();

@@ -1,5 +1,7 @@
 #include "symbols/stack_roots.hpp"
 
+#include "report/report.hpp"
+
 #include <gtest/gtest.h>
 
 namespace tracekit::symbols {
@@ -32,7 +34,7 @@ TEST(StackRootsTest, CutsAfterTheLeafmostRoot) {
   std::vector<report::FrameTable::Id> rootless{loop, main};
   records[2].user = t.stack(rootless);
   records[2].kernel = t.stack(rootless);  // kernel sides are left alone
-  trim_past_stack_roots(records, t);
+  report::trim_past_stack_roots(records, t);
   EXPECT_EQ(records[0].user.size, 3u);
   EXPECT_EQ(records[1].user.size, 3u);
   EXPECT_EQ(records[2].user.size, 2u);
