@@ -60,7 +60,7 @@
 # then stopped with SIGINT after the benchmark and waited for.
 #
 # Lost events:
-#   tracekit  "WARNING: N scheduler events lost" on stderr (absent = 0); its
+#   tracekit  "WARNING: N events lost" on stderr (absent = 0); its
 #             "N off-CPU periods may end early" (switch-ins sched_switch
 #             missed on a CPU without switch records) go in the notes
 #   bpftrace  "Lost N events" on stderr (absent = 0); it aggregates in the
@@ -169,7 +169,7 @@ lost_events() {
   local err=$TMP/tracer.err lost notes="" n
   case $1 in
     tracekit)
-      lost=$(sum_matches '^WARNING: \([0-9]*\) scheduler events lost.*' "$err")
+      lost=$(sum_matches '^WARNING: \([0-9]*\) events lost.*' "$err")
       n=$(sum_matches '^WARNING: \([0-9]*\) off-CPU periods may end early.*' "$err")
       ((n)) && notes+="ended_early=$n "
       n=$(sum_matches '^WARNING: \([0-9]*\) stack traces lost.*' "$err")

@@ -9,6 +9,7 @@
 #include "cli/command.hpp"
 #include "cli/output.hpp"
 #include "cli/signals.hpp"
+#include "perf/stack_sampler.hpp"
 
 namespace tracekit::session {
 
@@ -58,9 +59,7 @@ RunOptions snoop(const std::string& tracing, const std::string& columns,
 }
 
 void report_lost(std::ostream& err, uint64_t lost, bool buffered) {
-  if (lost)
-    err << "WARNING: " << lost << " events lost: the kernel buffer was full"
-        << (buffered ? " (try a shorter -d)" : "") << ".\n";
+  if (lost) err << perf::lost_events_warning(lost, buffered ? "try a shorter -d" : "");
 }
 
 int run(Engine& e, const RunOptions& o) {
