@@ -536,6 +536,11 @@ RunResult PerfToolsPeer::finish() {
     return n;
   };
   for (int i = 0; i < 200 && unread() > 0; ++i) usleep(50000);
+  // A script that has ended by itself (a duration) has no reader left to
+  // look for.
+  const std::string stat = slurp("/proc/" + std::to_string(run_->pid()) + "/stat");
+  const auto paren = stat.rfind(") ");
+  if (paren == std::string::npos || stat.compare(paren + 2, 1, "Z") == 0) cat_ = 0;
   // The reader now (a script that sleeps between reads runs a new sleep
   // each time).
   if (cat_) {

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <map>
+#include <chrono>
 #include <optional>
 #include <set>
 #include <string>
@@ -59,6 +60,7 @@ class Running {
   pid_t pid() const { return pid_; }
 
  private:
+  friend class PerfToolsPeer;  // (wait_for_end)
   bool pump(int timeout_ms);  // false when both pipes are closed
   bool wait_for(const std::string& where, const std::string& text, double timeout_s,
                 int times = 1);
@@ -246,6 +248,15 @@ class PerfToolsPeer {
   // Reads its output until it contains text n times (false after timeout_s).
   bool wait_for_stdout(const std::string& text, int n, double timeout_s) {
     return run_ && run_->wait_for_stdout(text, timeout_s, n);
+  }
+  // Reads its output until the script has closed it (it has ended by itself:
+  // a duration); false after timeout_s.
+  bool wait_for_end(double timeout_s) {
+    if (!run_) return false;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < end)
+      if (!run_->pump(100)) return true;
+    return false;
   }
   // Waits until it has read every event (no CPU's buffer holds an unread
   // entry), then ends it as Ctrl-C would (SIGINT to its reader, to the
